@@ -1,0 +1,1 @@
+# daemon/ build fragment, included by the top Makefile.am.

@@ -1,0 +1,1 @@
+# events/ build fragment, included by the top Makefile.am.

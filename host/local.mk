@@ -1,0 +1,1 @@
+# host/ build fragment, included by the top Makefile.am.

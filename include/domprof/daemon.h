@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon: consumes event-buffer words (words.h) and writes the sample
+ * files and metadata of a session (doc/session-layout.md). It knows nothing
+ * about which producer made a word.
+ */
+#ifndef DOMPROF_DAEMON_H
+#define DOMPROF_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* --separate */
+#define DP_SEP_LIB    (1u << 0)
+#define DP_SEP_KERNEL (1u << 1)
+#define DP_SEP_THREAD (1u << 2)
+#define DP_SEP_CPU    (1u << 3)
+
+/* Parse "lib,kernel,thread,cpu" (also "none", "all"); -EINVAL naming nothing printed. */
+int daemon__parse_separate(const char *s, unsigned *out);
+
+struct daemon_stats {
+	uint64_t samples;	    /* samples written to sample files */
+	uint64_t samples_no_ctx;    /* samples before any image/event context: skipped */
+	uint64_t bad_words;	    /* malformed words skipped */
+	uint64_t unknown_codes;	    /* well-formed records of codes we do not know */
+	uint64_t bad_records;	    /* known codes with wrong argument counts or values */
+	uint64_t lost_records;	    /* sum of LOST records */
+	uint64_t throttled;	    /* sum of THROTTLE records */
+	uint64_t dropped;	    /* sum of DROPPED records */
+	uint64_t write_errors;	    /* samples not written because of I/O errors (e.g. ENOSPC) */
+	int first_write_error;	    /* -errno of the first I/O error, 0 if none */
+};
+
+struct daemon;
+
+/* Takes no ownership of session_dirfd. */
+int daemon__new(int session_dirfd, unsigned separate, struct daemon **out);
+/*
+ * Process n words. Complete items are consumed; a trailing partial item is
+ * left and *consumed tells how many words were used, so the caller keeps the
+ * rest for the next call. Returns 0, or -errno for a fatal error (the stats
+ * and sample files written so far stay valid).
+ */
+int daemon__process(struct daemon *d, const uint64_t *w, size_t n, size_t *consumed);
+/* Write metadata (meta/ files); called at the end and may be called periodically. */
+int daemon__sync(struct daemon *d);
+const struct daemon_stats *daemon__stats(const struct daemon *d);
+/* Syncs and frees; NULL is fine. */
+void daemon__free(struct daemon *d);
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The host sync stage (OProfile's buffer_sync.c): takes raw perf records from
+ * any number of per-CPU sources (live ring buffers, or a perf.data file),
+ * merges them in time order, keeps the host's process maps from
+ * MMAP2/COMM/FORK/EXIT (plus a /proc scan for processes that existed before),
+ * resolves every sample PC to (image, offset) against those maps, kallsyms and
+ * modules, and emits event-buffer words (doc/event-buffer.md) with the switch
+ * codes that restore context.
+ */
+#ifndef DOMPROF_HOSTSYNC_H
+#define DOMPROF_HOSTSYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "domprof/words.h"
+
+struct hostsync_opts {
+	/*
+	 * sample_type shared by all events (PERF_SAMPLE_IP, TID and TIME are
+	 * required; IDENTIFIER or ID is needed to tell several events apart);
+	 * with sample_id_all, non-sample records carry the sample_id trailer.
+	 */
+	uint64_t sample_type;
+	uint64_t read_format;
+	int sample_id_all;
+	unsigned ncpus;
+};
+
+struct hostsync_stats {
+	uint64_t records;	/* records queued */
+	uint64_t samples;	/* samples emitted */
+	uint64_t unknown;	/* samples emitted to [unknown] */
+	uint64_t no_task;	/* samples dropped: no process known */
+	uint64_t bad_records;	/* malformed records skipped */
+	uint64_t lost;		/* records lost, from LOST/LOST_SAMPLES */
+	uint64_t throttled;	/* THROTTLE records */
+	uint64_t late;		/* records older than the last flush horizon (emitted anyway) */
+};
+
+struct hostsync;
+
+int hostsync__new(const struct hostsync_opts *opts, struct hostsync **out);
+/* NULL is fine. */
+void hostsync__free(struct hostsync *hs);
+
+/* Samples whose id (PERF_SAMPLE_ID/IDENTIFIER) is id count for event index idx. */
+int hostsync__add_event_id(struct hostsync *hs, uint64_t id, uint32_t idx);
+
+/*
+ * Load kernel text symbols and module ranges (paths to kallsyms and modules
+ * files, normally /proc/kallsyms and /proc/modules) and emit them as
+ * KSYM/KMOD records into out, so the saved stream carries them.
+ */
+int hostsync__load_kernel(struct hostsync *hs, const char *kallsyms, const char *modules,
+			  struct dp_words *out);
+
+/* Read /proc/<pid>/{maps,comm,exe,task} of every process that exists now. */
+int hostsync__scan_proc(struct hostsync *hs, struct dp_words *out);
+
+/* Queue one raw perf record (header included, len bytes; copied) read on cpu. */
+int hostsync__queue(struct hostsync *hs, int cpu, const void *rec, size_t len);
+
+/*
+ * Emit, in time order, every queued record with time <= horizon (ns,
+ * CLOCK_MONOTONIC); UINT64_MAX emits everything.
+ */
+int hostsync__flush(struct hostsync *hs, uint64_t horizon, struct dp_words *out);
+
+const struct hostsync_stats *hostsync__stats(const struct hostsync *hs);
+
+#endif

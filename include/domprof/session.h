@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The session directory. Every path below it is opened relative to the
+ * session's directory fd with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS),
+ * because names that came from a guest, a VMM or a file cannot be trusted
+ * to stay inside by string filtering alone. Layout: doc/session-layout.md.
+ */
+#ifndef DOMPROF_SESSION_H
+#define DOMPROF_SESSION_H
+
+#include <sys/types.h>
+
+/* Marker file that makes a directory a domprof session. */
+#define DP_SESSION_MARKER "meta/session"
+#define DP_SESSION_DEFAULT_DIR "domprof_data"
+
+/*
+ * Create (mode 0700) or reuse a session directory for recording: an existing
+ * directory must be empty or already a session (its old samples/, raw/, meta/
+ * and domains/ are removed). Returns the directory fd or -errno; -ENOTDIR when
+ * the path is not a directory, -EEXIST when it is a non-empty non-session dir.
+ */
+int session__create(const char *path);
+
+/* Open an existing session for reading; -ENOENT, -ENOTDIR or -EINVAL (not a session). */
+int session__open(const char *path);
+
+/* openat2 beneath dirfd, refusing symlinks and "..". Returns fd or -errno. */
+int session__openat(int dirfd, const char *relpath, int flags, mode_t mode);
+
+/* mkdir -p beneath dirfd (mode 0700), each component checked by openat2. */
+int session__mkdirs(int dirfd, const char *relpath);
+
+/* Open (creating its parent dirs) a file for writing beneath dirfd. */
+int session__create_file(int dirfd, const char *relpath, int flags, mode_t mode);
+
+/*
+ * Take the one-collector-per-host lock (flock on a file under /run/domprof or
+ * $DOMPROF_LOCK_DIR). Returns an fd to keep open, or -EBUSY with *holder set
+ * to the pid of the running collector (0 if unknown).
+ */
+int session__lock_collector(pid_t *holder);
+
+#endif

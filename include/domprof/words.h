@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The event buffer: a stream of u64 words, little-endian on disk.
+ *
+ * A word that is not DP_ESCAPE starts a sample: [offset][event], two words.
+ * DP_ESCAPE starts a record: [DP_ESCAPE][header][args...] where
+ * header = code | nargs << 16 and bits 32..63 are zero. Every record says its
+ * own length, so a reader skips a code it does not know. Codes are never
+ * reused or renumbered (OProfile's code 11 meant DOMAIN_SWITCH on x86 and
+ * SPU_PROFILING on powerpc; we do not repeat that).
+ *
+ * The full format, with each code's arguments, is in doc/event-buffer.md.
+ */
+#ifndef DOMPROF_WORDS_H
+#define DOMPROF_WORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DP_ESCAPE	  UINT64_MAX
+#define DP_WORDS_VERSION  1
+/* Longest argument list of one record, strings included (8 KiB). */
+#define DP_MAX_ARGS	  1024
+/* Longest string carried in a record, in bytes. */
+#define DP_MAX_STR	  4096
+/* Event indices in sample words stay below this. */
+#define DP_MAX_EVENTS	  64
+#define DP_BUILD_ID_MAX	  20
+
+enum dp_code {
+	DP_CODE_SESSION = 1,	   /* [version][start_ns][ncpus][flags] */
+	DP_CODE_CPU_SWITCH = 2,	   /* [cpu] */
+	DP_CODE_TIME = 3,	   /* [ns CLOCK_MONOTONIC] */
+	DP_CODE_DOMAIN_DEF = 4,	   /* [domain][uuid_hi][uuid_lo][flags] str name */
+	DP_CODE_DOMAIN_SWITCH = 5, /* [domain] */
+	DP_CODE_TASK_SWITCH = 6,   /* [tgid][tid][app image] */
+	DP_CODE_IMAGE_DEF = 7,	   /* [image][kind][mtime][bid_len][bid0][bid1][bid2][start][end] str name */
+	DP_CODE_IMAGE_SWITCH = 8,  /* [image][mode] */
+	DP_CODE_EVENT_DEF = 9,	   /* [event][type][config][period][freq][um][flags] str name */
+	DP_CODE_LOST = 10,	   /* [cpu][records lost] */
+	DP_CODE_THROTTLE = 11,	   /* [cpu][throttle count] */
+	DP_CODE_KSYM = 12,	   /* [addr][size][type char] str name: kernel text symbol */
+	DP_CODE_KMOD = 13,	   /* [start][size] str name: kernel module range */
+	DP_CODE_COMM = 14,	   /* [tgid][tid] str comm */
+	DP_CODE_DROPPED = 15,	   /* [reason][count]: samples the producer could not place */
+	DP_CODE_END = 16,	   /* [end_ns] */
+	DP_CODE_MAX,		   /* first unassigned code; new codes go above */
+};
+
+/* DP_CODE_SESSION flags */
+#define DP_SESSION_TIMER_MODE (1u << 0)
+
+/* Sample modes (DP_CODE_IMAGE_SWITCH). */
+enum dp_mode {
+	DP_MODE_HOST_KERNEL = 1,
+	DP_MODE_HOST_USER = 2,
+	DP_MODE_GUEST_KERNEL = 3,
+	DP_MODE_GUEST_USER = 4,
+	DP_MODE_GUEST = 5,
+	DP_MODE_MAX,
+};
+
+/*
+ * Image kinds (DP_CODE_IMAGE_DEF), which also say what a sample's offset is:
+ *   FILE   - a file-backed ELF at an absolute path: offset = file offset
+ *   KERNEL - the kernel proper: offset = pc - start (start = _stext)
+ *   MODULE - a kernel module: offset = pc - module base (start)
+ *   ANON   - anonymous executable memory (JIT, [vdso], ...): offset = pc - start
+ *   UNKNOWN- a pc no mapping covers: offset = 0
+ */
+enum dp_image_kind {
+	DP_IMAGE_FILE = 1,
+	DP_IMAGE_KERNEL = 2,
+	DP_IMAGE_MODULE = 3,
+	DP_IMAGE_ANON = 4,
+	DP_IMAGE_UNKNOWN = 5,
+	DP_IMAGE_KIND_MAX,
+};
+
+/* DP_CODE_EVENT_DEF flags */
+#define DP_EVENT_KERNEL	       (1u << 0) /* counts kernel mode */
+#define DP_EVENT_USER	       (1u << 1) /* counts user mode */
+#define DP_EVENT_FREQ	       (1u << 2) /* period field is unused, freq is set */
+#define DP_EVENT_HOST_ONLY     (1u << 3) /* exclude_guest=1 half of a pair */
+#define DP_EVENT_GUEST_ONLY    (1u << 4) /* exclude_host=1 half of a pair */
+
+/* DP_CODE_DROPPED reasons */
+enum dp_drop_reason {
+	DP_DROP_NO_TASK = 1,	/* sample of a task with no known process */
+	DP_DROP_BAD_RECORD = 2, /* malformed perf record */
+	DP_DROP_MAX,
+};
+
+/* The host is domain 0 and needs no DOMAIN_DEF. */
+#define DP_DOMAIN_HOST 0
+
+/* A growable word buffer that producers append to. */
+struct dp_words {
+	uint64_t *w;
+	size_t n;
+	size_t cap;
+};
+
+void dp_words__init(struct dp_words *b);
+void dp_words__fini(struct dp_words *b);
+void dp_words__reset(struct dp_words *b);
+/* Make room for n more words; -ENOMEM. */
+int dp_words__reserve(struct dp_words *b, size_t n);
+
+/* Append a sample; offset must not be DP_ESCAPE (-EINVAL), event < DP_MAX_EVENTS. */
+int dp_words__sample(struct dp_words *b, uint64_t offset, uint32_t event);
+/* Append a record with nargs argument words. */
+int dp_words__record(struct dp_words *b, enum dp_code code, const uint64_t *args, unsigned nargs);
+/* Append a record whose last argument is a string: [len][bytes, zero-padded to words]. */
+int dp_words__record_str(struct dp_words *b, enum dp_code code, const uint64_t *args,
+			 unsigned nargs, const char *s, size_t len);
+
+/* One decoded item of the stream. args point into the buffer being decoded. */
+struct dp_item {
+	int is_sample;
+	/* sample */
+	uint64_t offset;
+	uint32_t event;
+	/* record */
+	uint32_t code;
+	uint32_t nargs;
+	const uint64_t *args;
+};
+
+/*
+ * Decode the item at w[*pos]. Returns 1 and advances *pos on success; 0 when
+ * the item is cut off by the end of the buffer (feed more words and retry);
+ * -EBADMSG for a malformed item, after advancing *pos past the bad word so the
+ * caller can count it and go on.
+ */
+int dp_words__next(const uint64_t *w, size_t n, size_t *pos, struct dp_item *it);
+
+/*
+ * Read a string argument at args[i] of a record with nargs arguments.
+ * Copies at most cap-1 bytes and terminates; returns the string's length or
+ * -EBADMSG when the length word is over DP_MAX_STR or runs past nargs.
+ */
+int dp_item__str(const struct dp_item *it, unsigned i, char *buf, size_t cap);
+
+/* Pack/unpack a build-id of up to 20 bytes into three words, little-endian. */
+void dp_build_id__pack(const uint8_t *bid, size_t len, uint64_t out[3]);
+void dp_build_id__unpack(const uint64_t in[3], uint8_t *bid, size_t len);
+
+const char *dp_code__name(uint32_t code);
+const char *dp_mode__name(enum dp_mode mode);
+
+#endif

@@ -1,0 +1,1 @@
+# pp/ build fragment, included by the top Makefile.am.
