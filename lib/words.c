@@ -195,6 +195,7 @@ static const char *const code_names[DP_CODE_MAX] = {
 	[DP_CODE_COMM] = "COMM",
 	[DP_CODE_DROPPED] = "DROPPED",
 	[DP_CODE_END] = "END",
+	[DP_CODE_EVENT_SCALE] = "EVENT_SCALE",
 };
 
 const char *dp_code__name(uint32_t code)

@@ -44,6 +44,7 @@ enum dp_code {
 	DP_CODE_COMM = 14,	   /* [tgid][tid] str comm */
 	DP_CODE_DROPPED = 15,	   /* [reason][count]: samples the producer could not place */
 	DP_CODE_END = 16,	   /* [end_ns] */
+	DP_CODE_EVENT_SCALE = 17,  /* [event][time_enabled][time_running]: multiplexing, summed over CPUs */
 	DP_CODE_MAX,		   /* first unassigned code; new codes go above */
 };
 
