@@ -1,14 +1,18 @@
 # lib/: the word codec, odb format, session safety, saved stream.
 noinst_LIBRARIES += lib/libdpcore.a
 lib_libdpcore_a_SOURCES = \
-	lib/words.c
+	lib/words.c \
+	lib/session.c
 lib_libdpcore_a_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)
 
 if HAVE_CMOCKA
-check_PROGRAMS += tests/unit/test-words
-TESTS += tests/unit/test-words
+check_PROGRAMS += tests/unit/test-words tests/unit/test-session
+TESTS += tests/unit/test-words tests/unit/test-session
 tests_unit_test_words_SOURCES = tests/unit/test-words.c
 tests_unit_test_words_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_words_LDADD = lib/libdpcore.a $(UNIT_LIBS)
+tests_unit_test_session_SOURCES = tests/unit/test-session.c
+tests_unit_test_session_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_session_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 endif

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include "config.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
