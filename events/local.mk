@@ -1,1 +1,12 @@
 # events/ build fragment, included by the top Makefile.am.
+noinst_LIBRARIES += events/libdpevents.a
+events_libdpevents_a_SOURCES = events/events.c
+events_libdpevents_a_CFLAGS = $(AM_CFLAGS) $(PFM_CFLAGS)
+
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test-events
+TESTS += tests/unit/test-events
+tests_unit_test_events_SOURCES = tests/unit/test-events.c
+tests_unit_test_events_CFLAGS = $(UNIT_CFLAGS) $(PFM_CFLAGS)
+tests_unit_test_events_LDADD = events/libdpevents.a $(PFM_LIBS) $(UNIT_LIBS)
+endif

@@ -7,6 +7,7 @@
 #define DOMPROF_EVENTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/perf_event.h>
 
@@ -37,7 +38,21 @@ void events__default(uint32_t freq_hz, struct event_spec *out);
 void events__to_attr(const struct event_spec *spec, struct perf_event_attr *attr);
 
 typedef int (*events_list_cb)(const char *name, const char *pmu, const char *desc, void *arg);
-/* Software events, then every libpfm4 event of a detected PMU. */
+/*
+ * Software events, then (when the kernel has a hardware PMU, or libpfm4 is
+ * forced to a model with LIBPFM_FORCE_PMU) the generic hardware events and
+ * every event of each core/uncore PMU libpfm4 reports present. libpfm4
+ * detects a model from cpuid even where the kernel exposes no PMU (a VM),
+ * so its is_present alone does not mean the events can be opened.
+ */
 int events__foreach(events_list_cb cb, void *arg);
+/* Same; all lists the hardware events even when no hardware PMU is found. */
+int events__foreach_all(events_list_cb cb, void *arg, bool all);
+
+/* Whether the kernel exposes a hardware PMU (or LIBPFM_FORCE_PMU is set). */
+bool events__have_hw_pmu(void);
+
+/* Name of a software or generic hardware event (cpu-clock, cycles...), or NULL. */
+const char *events__name_for_attr(uint32_t type, uint64_t config);
 
 #endif
