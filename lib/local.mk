@@ -2,17 +2,21 @@
 noinst_LIBRARIES += lib/libdpcore.a
 lib_libdpcore_a_SOURCES = \
 	lib/words.c \
-	lib/session.c
+	lib/session.c \
+	lib/odb.c
 lib_libdpcore_a_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)
 
 if HAVE_CMOCKA
-check_PROGRAMS += tests/unit/test-words tests/unit/test-session
-TESTS += tests/unit/test-words tests/unit/test-session
+check_PROGRAMS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb
+TESTS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb
 tests_unit_test_words_SOURCES = tests/unit/test-words.c
 tests_unit_test_words_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_words_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 tests_unit_test_session_SOURCES = tests/unit/test-session.c
 tests_unit_test_session_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_session_LDADD = lib/libdpcore.a $(UNIT_LIBS)
+tests_unit_test_odb_SOURCES = tests/unit/test-odb.c
+tests_unit_test_odb_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_odb_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 endif
