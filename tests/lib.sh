@@ -57,6 +57,29 @@ prereq_KALLSYMS() {
 		{ echo "kallsyms addresses are hidden (kptr_restrict)"; return 1; }
 }
 prereq_CC() { command -v cc >/dev/null 2>&1 || { echo "needs a C compiler"; return 1; }; }
+prereq_PYTHON3() { command -v python3 >/dev/null 2>&1 || { echo "needs python3"; return 1; }; }
+prereq_ZSTD() { command -v zstd >/dev/null 2>&1 || { echo "needs the zstd program"; return 1; }; }
+prereq_DOMPROF() {
+	command -v domprof >/dev/null 2>&1 || { echo "cli/domprof is not built"; return 1; }
+}
+prereq_WORKLOADS() {
+	for w in split tiny storm busy; do
+		command -v $w >/dev/null 2>&1 ||
+			{ echo "tests/workloads/$w is not built (make check builds it)"; return 1; }
+	done
+}
+prereq_TMPFS() {
+	[ "$(id -u)" = 0 ] || { echo "needs root to mount a tmpfs"; return 1; }
+	d=$(mktemp -d "${TMPDIR:-/tmp}/domprof-tmpfs-probe.XXXXXX") || return 1
+	if ! mount -t tmpfs -o size=64k tmpfs "$d" 2>/dev/null; then
+		rmdir "$d"
+		echo "cannot mount a tmpfs here"
+		return 1
+	fi
+	umount "$d"
+	rmdir "$d"
+}
+prereq_STRIP() { command -v strip >/dev/null 2>&1 || { echo "needs strip (binutils)"; return 1; }; }
 
 test_require() {
 	for p in "$@"; do
@@ -112,4 +135,113 @@ test_done() {
 # within A B TOL: |A - B| <= TOL (decimals allowed)
 within() {
 	awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'
+}
+
+# The largest sampling rate the kernel accepts right now (it lowers it when
+# sampling takes too long).
+max_sample_rate() {
+	cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo 4000
+}
+
+# csv_sum FILE [-g COLS] FILTER...: sum of a report csv's samples (tests/csvsum.py).
+csv_sum() {
+	python3 "$top_srcdir/tests/csvsum.py" "$@"
+}
+
+# stat_get SESSION KEY: a counter of meta/stats (empty if absent).
+stat_get() {
+	sed -n "s/^$2=//p" "$1/meta/stats" | head -n 1
+}
+
+# record_bg ERRFILE ARGS...: start `domprof record ARGS` in the background and
+# wait until it collects (its timer-mode line on stderr, or meta/session).
+# Sets $record_pid.
+record_bg() {
+	errf=$1
+	shift
+	domprof record "$@" 2>"$errf" &
+	record_pid=$!
+	test_at_exit "kill $record_pid 2>/dev/null"
+	n=0
+	while [ $n -lt 100 ]; do
+		kill -0 $record_pid 2>/dev/null || return 1
+		[ -s "$errf" ] && break
+		sleep 0.1
+		n=$((n + 1))
+	done
+	# The line comes once the events are open; give the first ring buffers a moment.
+	sleep 0.3
+}
+
+# record_stop: stop the recorder started by record_bg, as a user would (^C),
+# and wait for it; returns its exit status.
+record_stop() {
+	kill -INT $record_pid 2>/dev/null
+	wait $record_pid
+}
+
+# check_split CSV: the split workload's per-symbol shares of its own samples
+# (image .../split) are within 1.5 points of 50/30/20, with >= MIN samples
+# (default 10000). Prints what it measured.
+check_split() {
+	csv=$1
+	min=${2:-10000}
+	img=${3:-/split\$}
+	total=$(csv_sum "$csv" "image~$img")
+	a=$(csv_sum "$csv" "image~$img" symbol=split_a)
+	b=$(csv_sum "$csv" "image~$img" symbol=split_b)
+	c=$(csv_sum "$csv" "image~$img" symbol=split_c)
+	echo "split samples: $total; split_a $a, split_b $b, split_c $c"
+	[ "${total:-0}" -ge "$min" ] || { echo "fewer than $min samples of split"; return 1; }
+	for pair in "a $a 50" "b $b 30" "c $c 20"; do
+		set -- $pair
+		share=$(awk -v n="$2" -v t="$total" 'BEGIN { printf "%.2f", 100 * n / t }')
+		echo "split_$1: $share % (expected $3 +- 1.5)"
+		within "$share" "$3" 1.5 || return 1
+	done
+}
+
+# compare_with_perf PERF.DATA CSV [PERF-REPORT-OPTIONS]: for every symbol
+# above 0.1 % in `perf report --sort sym`, the sample count domprof's
+# `report --symbols --format csv` gives (summed over images, as perf's
+# --sort sym does) is the same. Unresolved perf entries (0x...) are skipped.
+compare_with_perf() {
+	pdata=$1
+	csvf=$2
+	shift 2
+	perf report -i "$pdata" --stdio --sort sym -F sample,sym "$@" >perf-report.txt 2>perf-report.err ||
+		{ cat perf-report.err; return 1; }
+	python3 - perf-report.txt "$csvf" <<-\PY
+	import csv, re, sys
+	perf = {}
+	total = 0
+	for line in open(sys.argv[1], errors="replace"):
+	    m = re.match(r"^\s*(\d+)\s+\[(.)\]\s+(.*?)\s*$", line)
+	    if not m:
+	        continue
+	    n, name = int(m.group(1)), m.group(3)
+	    total += n
+	    perf[name] = perf.get(name, 0) + n
+	dp = {}
+	dtotal = 0
+	for r in csv.DictReader(open(sys.argv[2])):
+	    dp[r["symbol"]] = dp.get(r["symbol"], 0) + int(r["samples"])
+	    dtotal += int(r["samples"])
+	print("perf: %d samples, domprof: %d samples" % (total, dtotal))
+	bad = checked = 0
+	for name, n in sorted(perf.items(), key=lambda kv: -kv[1]):
+	    if n * 1000 <= total or name.startswith("0x"):
+	        continue
+	    checked += 1
+	    got = dp.get(name, 0)
+	    print("%-40s perf %7d domprof %7d%s" % (name, n, got, "" if got == n else "   <-- differs"))
+	    if got != n:
+	        bad += 1
+	if total == 0 or checked == 0:
+	    sys.exit("nothing to compare: perf report printed no symbols")
+	if dtotal != total:
+	    print("total differs: perf %d, domprof %d" % (total, dtotal))
+	    bad += 1
+	sys.exit(1 if bad else 0)
+	PY
 }

@@ -3,4 +3,42 @@
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 SH_LOG_DRIVER = $(LOG_DRIVER)
 AM_TESTS_ENVIRONMENT += CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT;
-EXTRA_DIST += tests/lib.sh
+EXTRA_DIST += tests/lib.sh tests/csvsum.py tests/evdump.py
+
+# Workloads whose profile is known by construction. Built plain (no
+# sanitizers, fixed optimisation) so that their profile does not depend on
+# the configuration being tested.
+WORKLOAD_CFLAGS = -O1 -fno-inline -g -fno-omit-frame-pointer
+check_PROGRAMS += tests/workloads/split tests/workloads/tiny tests/workloads/storm \
+	tests/workloads/busy
+tests_workloads_split_SOURCES = tests/workloads/split.c
+tests_workloads_split_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_split_LDFLAGS =
+tests_workloads_tiny_SOURCES = tests/workloads/tiny.c
+tests_workloads_tiny_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_tiny_LDFLAGS =
+tests_workloads_storm_SOURCES = tests/workloads/storm.c
+tests_workloads_storm_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_storm_LDFLAGS =
+tests_workloads_busy_SOURCES = tests/workloads/busy.c
+tests_workloads_busy_CFLAGS = $(WORKLOAD_CFLAGS) -pthread
+tests_workloads_busy_LDFLAGS = -pthread
+
+# Integration tests: one topic per script, tests/t/tNNNN-topic.sh.
+SHELL_TESTS = \
+	tests/t/t1000-help.sh \
+	tests/t/t1010-bad-options.sh \
+	tests/t/t1020-bad-session-dir.sh \
+	tests/t/t1030-bad-perf-data.sh \
+	tests/t/t1040-second-collector.sh \
+	tests/t/t1050-full-disk.sh \
+	tests/t/t1060-missing-binary.sh \
+	tests/t/t1100-split-command.sh \
+	tests/t/t1110-split-system.sh \
+	tests/t/t1200-fork-storm.sh \
+	tests/t/t1300-lost.sh \
+	tests/t/t1400-import-perf.sh \
+	tests/t/t1410-import-perf-callgraph.sh \
+	tests/t/t1500-replay.sh
+TESTS += $(SHELL_TESTS)
+EXTRA_DIST += $(SHELL_TESTS)

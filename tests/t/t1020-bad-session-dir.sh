@@ -1,0 +1,29 @@
+#!/bin/sh
+# Directories that are not sessions: report says so; record refuses to write
+# into a non-empty directory that is not a session, and leaves it untouched.
+. "$top_srcdir/tests/lib.sh"
+test_require DOMPROF
+
+mkdir empty
+echo hello >afile
+mkdir notsession
+echo precious >notsession/data.txt
+
+test_expect_failure_exit 'report on an empty directory says it is not a session' \
+	'domprof report --session-dir empty' 'session'
+test_expect_failure_exit 'report on a regular file says it is not a session' \
+	'domprof report --session-dir afile' 'session|directory|afile'
+test_expect_failure_exit 'report on a missing directory names it' \
+	'domprof report --session-dir nosuchdir' 'nosuchdir'
+test_expect_failure_exit 'report in a directory without ./domprof_data says so' \
+	'cd empty && domprof report' 'domprof_data|session'
+test_expect_failure_exit 'record refuses a non-empty directory that is not a session' \
+	'domprof record --session-dir notsession -- true' 'notsession|session|not empty'
+test_expect_success '... and leaves what was in it untouched' '
+	[ "$(cat notsession/data.txt)" = precious ] &&
+	[ "$(ls -A notsession)" = data.txt ]
+'
+test_expect_failure_exit 'report on a directory with a bad marker says so' '
+	mkdir -p fake/meta && echo "not-a-session 7" >fake/meta/session &&
+	domprof report --session-dir fake' 'session|version|fake'
+test_done

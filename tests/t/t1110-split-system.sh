@@ -1,0 +1,37 @@
+#!/bin/sh
+# `domprof record -a` while split runs: split's per-symbol split is
+# 50/30/20 within 1.5 points, from the whole-system profile.
+. "$top_srcdir/tests/lib.sh"
+test_require ROOT PERF_EVENTS DOMPROF WORKLOADS PYTHON3
+
+record_bg rec.err -a -F 4000 --duration 120 --session-dir s
+started=$?
+split 4 >out
+split_rc=$?
+record_stop
+rc=$?
+sed 's/^/# stderr: /' rec.err
+
+test_expect_success 'record -a started, and stops cleanly on SIGINT' '
+	[ $started = 0 ] && [ $split_rc = 0 ] && [ $rc = 0 ]
+'
+test_expect_success 'the session is complete' 'grep -qx "complete=1" s/meta/session'
+test_expect_success 'split_a/b/c take 50/30/20 of split'"'"'s samples (+-1.5 points)' '
+	domprof report --session-dir s --symbols --format csv >r.csv &&
+	check_split r.csv 10000
+'
+test_expect_success 'the system-wide profile has kernel samples too' '
+	[ "$(csv_sum r.csv mode=host-kernel)" -gt 0 ]
+'
+test_expect_success 'record -a --duration stops by itself' '
+	domprof record -a --duration 1 --session-dir d 2>d.err &&
+	grep -qx "complete=1" d/meta/session
+'
+test_expect_success 'both CPUs were sampled, about 4000 Hz each' '
+	total=$(domprof report --session-dir d --format csv | python3 -c "
+import csv, sys
+print(sum(int(r[\"samples\"]) for r in csv.DictReader(sys.stdin)))") &&
+	echo "1 s on 2 CPUs: $total samples" &&
+	[ "$total" -ge 6000 ] && [ "$total" -le 10000 ]
+'
+test_done

@@ -1,0 +1,52 @@
+#!/bin/sh
+# A fork/exec storm (500 short processes): under 1 % of the storm's samples
+# land in [unknown] (or are dropped for want of a process).
+. "$top_srcdir/tests/lib.sh"
+test_require ROOT PERF_EVENTS DOMPROF WORKLOADS PYTHON3
+
+# unknown_share SESSION CSV: prints the share, in percent, of samples in
+# [unknown] or dropped, over all samples.
+unknown_share() {
+	unk=$(csv_sum "$2" 'image~\[unknown\]')
+	dropped=$(stat_get "$1" dropped)
+	total=$(csv_sum "$2")
+	tiny=$(csv_sum "$2" image~/tiny\$)
+	echo "samples $total, of tiny $tiny, [unknown] $unk, dropped ${dropped:-0}" >&2
+	awk -v u="$unk" -v d="${dropped:-0}" -v t="$total" 'BEGIN { printf "%.3f\n", 100 * (u + d) / (t + d) }'
+}
+
+domprof record -F 4000 --session-dir cmd -- storm 500 2 >out 2>err
+rc=$?
+sed 's/^/# stderr: /' err
+test_expect_success 'record -- storm 500 exits 0, all 500 processes ran' '
+	[ $rc = 0 ] && grep -q "storm: 500 processes, 0 failed" out
+'
+test_expect_success 'record -- storm: under 1 % of the samples are [unknown]' '
+	domprof report --session-dir cmd --format csv >cmd.csv &&
+	share=$(unknown_share cmd cmd.csv) && echo "unknown: $share %" &&
+	awk -v s="$share" "BEGIN { exit !(s < 1) }"
+'
+test_expect_success 'record -- storm: the storm'"'"'s processes are seen (tiny_spin)' '
+	domprof report --session-dir cmd --symbols --format csv >cmds.csv &&
+	[ "$(csv_sum cmds.csv image~/tiny\$ symbol=tiny_spin)" -ge 2000 ]
+'
+
+record_bg sys.err -a -F 4000 --duration 120 --session-dir sys
+started=$?
+storm 500 2 >out2
+storm_rc=$?
+record_stop
+rc=$?
+test_expect_success 'record -a during a storm stops cleanly' '
+	[ $started = 0 ] && [ $storm_rc = 0 ] && [ $rc = 0 ]
+'
+test_expect_success 'record -a: under 1 % of the storm'"'"'s samples are [unknown]' '
+	domprof report --session-dir sys --format csv >sys.csv &&
+	share=$(unknown_share sys sys.csv) && echo "unknown: $share %" &&
+	awk -v s="$share" "BEGIN { exit !(s < 1) }"
+'
+test_expect_success 'record -a: tiny_spin has the bulk of the storm'"'"'s user time' '
+	domprof report --session-dir sys --symbols --format csv >syss.csv &&
+	[ "$(csv_sum syss.csv image~/tiny\$ symbol=tiny_spin)" -ge 2000 ]
+'
+test_done
