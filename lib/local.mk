@@ -3,13 +3,16 @@ noinst_LIBRARIES += lib/libdpcore.a
 lib_libdpcore_a_SOURCES = \
 	lib/words.c \
 	lib/session.c \
-	lib/odb.c
+	lib/odb.c \
+	lib/metafile.c
 lib_libdpcore_a_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)
 
 if HAVE_CMOCKA
-check_PROGRAMS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb
-TESTS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb
+check_PROGRAMS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
+	tests/unit/test-metafile
+TESTS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
+	tests/unit/test-metafile
 tests_unit_test_words_SOURCES = tests/unit/test-words.c
 tests_unit_test_words_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_words_LDADD = lib/libdpcore.a $(UNIT_LIBS)
@@ -19,4 +22,7 @@ tests_unit_test_session_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 tests_unit_test_odb_SOURCES = tests/unit/test-odb.c
 tests_unit_test_odb_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_odb_LDADD = lib/libdpcore.a $(UNIT_LIBS)
+tests_unit_test_metafile_SOURCES = tests/unit/test-metafile.c
+tests_unit_test_metafile_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_metafile_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 endif

@@ -15,7 +15,10 @@
 int meta__escape(const char *in, size_t len, char *out, size_t cap);
 /* Unescape s in place; returns the new length or -EBADMSG for a bad %XX. */
 int meta__unescape(char *s);
-/* Split line in place at tabs into at most max fields; returns the count. */
+/*
+ * Split line in place at tabs into at most max fields; returns the count.
+ * A trailing newline is dropped; past max fields the rest stays in the last.
+ */
 int meta__split(char *line, char **fields, int max);
 
 /*
