@@ -89,6 +89,17 @@ test_require() {
 			exit 0
 		fi
 	done
+	for p in "$@"; do
+		[ "$p" = PERF_EVENTS ] && test_lock_collector
+	done
+	return 0
+}
+
+# Only one collector runs per host, and timing-sensitive tests need the CPUs:
+# tests that record take turns (make -j check runs scripts in parallel).
+test_lock_collector() {
+	exec 9>"${TMPDIR:-/tmp}/domprof-tests.lock" || return 0
+	flock -w 900 9 || { echo "Bail out! waited 15 minutes for the collector test lock"; exit 1; }
 }
 
 test_expect_success() {
