@@ -31,13 +31,11 @@ struct import_opts {
 };
 
 struct import_stats {
-	uint64_t records;	  /* kernel records queued to the sync stage */
-	uint64_t samples;	  /* PERF_RECORD_SAMPLE among them */
-	uint64_t user_records;	  /* perf's own records (type >= 64), skipped */
-	uint64_t unknown_records; /* kernel record types the sync stage may not know, queued anyway
-				   */
-	uint64_t rounds;	  /* FINISHED_ROUND records */
-	uint64_t words;		  /* words given to the sink */
+	uint64_t records;      /* kernel records queued to the sync stage */
+	uint64_t samples;      /* PERF_RECORD_SAMPLE among them */
+	uint64_t user_records; /* perf's own records (type >= 64), skipped */
+	uint64_t rounds;       /* FINISHED_ROUND records */
+	uint64_t words;	       /* words given to the sink */
 };
 
 /* Receives complete items only; a non-zero return stops the import. */
