@@ -4,15 +4,16 @@ lib_libdpcore_a_SOURCES = \
 	lib/words.c \
 	lib/session.c \
 	lib/odb.c \
-	lib/metafile.c
+	lib/metafile.c \
+	lib/stream.c
 lib_libdpcore_a_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
-	tests/unit/test-metafile
+	tests/unit/test-metafile tests/unit/test-stream
 TESTS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
-	tests/unit/test-metafile
+	tests/unit/test-metafile tests/unit/test-stream
 tests_unit_test_words_SOURCES = tests/unit/test-words.c
 tests_unit_test_words_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_words_LDADD = lib/libdpcore.a $(UNIT_LIBS)
@@ -25,4 +26,7 @@ tests_unit_test_odb_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 tests_unit_test_metafile_SOURCES = tests/unit/test-metafile.c
 tests_unit_test_metafile_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_metafile_LDADD = lib/libdpcore.a $(UNIT_LIBS)
+tests_unit_test_stream_SOURCES = tests/unit/test-stream.c
+tests_unit_test_stream_CFLAGS = $(UNIT_CFLAGS) $(ZSTD_CFLAGS)
+tests_unit_test_stream_LDADD = lib/libdpcore.a $(ZSTD_LIBS) $(UNIT_LIBS)
 endif
