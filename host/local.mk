@@ -1,1 +1,18 @@
-# host/ build fragment, included by the top Makefile.am.
+# host/: the host collector (perf_event_open, ring buffers) and the sync stage.
+noinst_LIBRARIES += host/libdphost.a
+host_libdphost_a_SOURCES = \
+	host/internal.h \
+	host/hostsync.c \
+	host/procmap.c \
+	host/images.c \
+	host/kernel.c
+host_libdphost_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
+
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test-hostsync
+TESTS += tests/unit/test-hostsync
+tests_unit_test_hostsync_SOURCES = tests/unit/test-hostsync.c
+tests_unit_test_hostsync_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hostsync_LDADD = host/libdphost.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) \
+	$(UNIT_LIBS)
+endif

@@ -29,14 +29,16 @@ struct hostsync_opts {
 };
 
 struct hostsync_stats {
-	uint64_t records;	/* records queued */
-	uint64_t samples;	/* samples emitted */
-	uint64_t unknown;	/* samples emitted to [unknown] */
-	uint64_t no_task;	/* samples dropped: no process known */
-	uint64_t bad_records;	/* malformed records skipped */
-	uint64_t lost;		/* records lost, from LOST/LOST_SAMPLES */
-	uint64_t throttled;	/* THROTTLE records */
-	uint64_t late;		/* records older than the last flush horizon (emitted anyway) */
+	uint64_t records;      /* records queued */
+	uint64_t samples;      /* samples emitted */
+	uint64_t unknown;      /* samples emitted to [unknown] */
+	uint64_t no_task;      /* samples dropped: no process known */
+	uint64_t bad_records;  /* malformed records skipped */
+	uint64_t lost;	       /* records lost, from LOST/LOST_SAMPLES */
+	uint64_t throttled;    /* THROTTLE records */
+	uint64_t late;	       /* records older than the last flush horizon (emitted anyway) */
+	uint64_t guest;	       /* guest-mode samples (emitted to [unknown] for now) */
+	uint64_t proc_skipped; /* /proc entries that vanished or were unreadable during the scan */
 };
 
 struct hostsync;
@@ -56,7 +58,11 @@ int hostsync__add_event_id(struct hostsync *hs, uint64_t id, uint32_t idx);
 int hostsync__load_kernel(struct hostsync *hs, const char *kallsyms, const char *modules,
 			  struct dp_words *out);
 
-/* Read /proc/<pid>/{maps,comm,exe,task} of every process that exists now. */
+/*
+ * Read /proc/<pid>/{maps,comm,exe,task} of every process that exists now and
+ * emit a COMM for each task. A process that vanishes meanwhile is skipped and
+ * counted (proc_skipped).
+ */
 int hostsync__scan_proc(struct hostsync *hs, struct dp_words *out);
 
 /* Queue one raw perf record (header included, len bytes; copied) read on cpu. */
@@ -69,5 +75,8 @@ int hostsync__queue(struct hostsync *hs, int cpu, const void *rec, size_t len);
 int hostsync__flush(struct hostsync *hs, uint64_t horizon, struct dp_words *out);
 
 const struct hostsync_stats *hostsync__stats(const struct hostsync *hs);
+
+/* Read processes from another procfs root than /proc (tests); NULL restores /proc. */
+void hostsync__set_procfs(struct hostsync *hs, const char *root);
 
 #endif

@@ -1,0 +1,973 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The sync stage: perf records in, event-buffer words out, in time order,
+ * with the context switches the daemon needs (OProfile's buffer_sync.c).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <linux/perf_event.h>
+
+#include "domprof/hostsync.h"
+#include "host/internal.h"
+
+#define HS_CPU_MAX 4096 /* CPU numbers taken from records are bounded by this */
+#define NS_PER_MS  1000000ull
+
+/* One queued perf record, copied out of its ring. */
+struct hs_rec {
+	uint64_t time;
+	uint64_t seq; /* arrival order breaks ties, keeping each CPU's order */
+	uint32_t cpu;
+	uint32_t len;
+	uint8_t data[];
+};
+
+struct hs_id {
+	uint64_t id;
+	uint32_t idx;
+};
+
+struct hostsync {
+	struct hostsync_opts opts;
+	struct hostsync_stats st;
+	const char *procfs;
+	struct hs_images images;
+	struct hs_procs procs;
+	struct hs_kernel kernel;
+
+	struct hs_id *ids; /* sorted by id */
+	size_t nids, capids;
+
+	struct hs_rec **heap;
+	size_t nheap, capheap;
+	uint64_t seq;
+	uint64_t horizon_done;
+	bool flushed;
+	uint64_t cpu_time[HS_CPU_MAX]; /* last time seen per CPU, for records without one */
+	size_t trailer_size;
+
+	/* What the words emitted so far have set. */
+	bool have_cpu, have_task, have_image, have_time;
+	uint32_t cur_cpu, cur_tgid, cur_tid, cur_app, cur_img, cur_mode;
+	uint64_t last_time;
+	uint64_t pend_no_task, pend_bad;
+};
+
+/* Perf records are in the recording host's byte order. */
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+int hostsync__new(const struct hostsync_opts *opts, struct hostsync **out)
+{
+	static const uint64_t trailer_bits[] = {PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
+						PERF_SAMPLE_ID,	 PERF_SAMPLE_STREAM_ID,
+						PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER};
+	struct hostsync *hs;
+	int r;
+
+	if (!opts || !(opts->sample_type & PERF_SAMPLE_IP) ||
+	    !(opts->sample_type & PERF_SAMPLE_TID))
+		return -EINVAL;
+	hs = calloc(1, sizeof(*hs));
+	if (!hs)
+		return -ENOMEM;
+	hs->opts = *opts;
+	hs->procfs = "/proc";
+	images__init(&hs->images);
+	r = procs__init(&hs->procs);
+	if (r < 0) {
+		free(hs);
+		return r;
+	}
+	if (opts->sample_id_all)
+		for (size_t i = 0; i < sizeof(trailer_bits) / sizeof(trailer_bits[0]); i++)
+			if (opts->sample_type & trailer_bits[i])
+				hs->trailer_size += 8;
+	*out = hs;
+	return 0;
+}
+
+void hostsync__free(struct hostsync *hs)
+{
+	if (!hs)
+		return;
+	for (size_t i = 0; i < hs->nheap; i++)
+		free(hs->heap[i]);
+	free(hs->heap);
+	free(hs->ids);
+	kernel__fini(&hs->kernel);
+	procs__fini(&hs->procs);
+	images__fini(&hs->images);
+	free(hs);
+}
+
+void hostsync__set_procfs(struct hostsync *hs, const char *root)
+{
+	hs->procfs = root ? root : "/proc";
+}
+
+const struct hostsync_stats *hostsync__stats(const struct hostsync *hs)
+{
+	return &hs->st;
+}
+
+int hostsync__add_event_id(struct hostsync *hs, uint64_t id, uint32_t idx)
+{
+	size_t i;
+
+	if (idx >= DP_MAX_EVENTS)
+		return -EINVAL;
+	for (i = 0; i < hs->nids && hs->ids[i].id < id; i++)
+		;
+	if (i < hs->nids && hs->ids[i].id == id) {
+		hs->ids[i].idx = idx;
+		return 0;
+	}
+	if (hs->nids == hs->capids) {
+		size_t cap = hs->capids ? hs->capids * 2 : 64;
+		struct hs_id *v = realloc(hs->ids, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		hs->ids = v;
+		hs->capids = cap;
+	}
+	memmove(hs->ids + i + 1, hs->ids + i, (hs->nids - i) * sizeof(*hs->ids));
+	hs->ids[i].id = id;
+	hs->ids[i].idx = idx;
+	hs->nids++;
+	return 0;
+}
+
+/* Event index of a sample id; -1 when ids are in use and this one is not ours. */
+static int event_index(const struct hostsync *hs, uint64_t id, bool has_id)
+{
+	size_t lo = 0, hi = hs->nids;
+
+	if (!has_id || !hs->nids)
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (hs->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < hs->nids && hs->ids[lo].id == id ? (int)hs->ids[lo].idx : -1;
+}
+
+struct hs_sample {
+	uint64_t id, ip, time;
+	uint32_t pid, tid, cpu;
+	bool has_id, has_time, has_cpu;
+};
+
+static size_t read_format_size(uint64_t rf, const uint8_t *p, size_t avail, bool *ok)
+{
+	size_t per = 8 + (rf & PERF_FORMAT_ID ? 8 : 0) + (rf & PERF_FORMAT_LOST ? 8 : 0);
+	size_t hdr = (rf & PERF_FORMAT_TOTAL_TIME_ENABLED ? 8 : 0) +
+		     (rf & PERF_FORMAT_TOTAL_TIME_RUNNING ? 8 : 0);
+	uint64_t nr;
+
+	*ok = false;
+	if (!(rf & PERF_FORMAT_GROUP)) {
+		*ok = avail >= per + hdr;
+		return per + hdr;
+	}
+	if (avail < 8)
+		return 0;
+	nr = get64(p);
+	if (nr > (avail - 8 - (hdr <= avail - 8 ? hdr : avail - 8)) / per || hdr > avail - 8)
+		return 0;
+	*ok = true;
+	return 8 + hdr + nr * per;
+}
+
+/*
+ * Parse the fields of a PERF_RECORD_SAMPLE in the kernel's order; the ones
+ * after CALLCHAIN are not needed and are not looked at.
+ */
+static int parse_sample(const struct hostsync *hs, const uint8_t *d, size_t len,
+			struct hs_sample *s)
+{
+	uint64_t st = hs->opts.sample_type;
+	size_t off = sizeof(struct perf_event_header);
+
+	memset(s, 0, sizeof(*s));
+#define NEED(n)                                                                                    \
+	do {                                                                                       \
+		if (len - off < (n))                                                               \
+			return -EBADMSG;                                                           \
+	} while (0)
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		NEED(8);
+		s->id = get64(d + off);
+		s->has_id = true;
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_IP) {
+		NEED(8);
+		s->ip = get64(d + off);
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_TID) {
+		NEED(8);
+		s->pid = get32(d + off);
+		s->tid = get32(d + off + 4);
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		NEED(8);
+		s->time = get64(d + off);
+		s->has_time = true;
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_ADDR) {
+		NEED(8);
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		NEED(8);
+		s->id = get64(d + off);
+		s->has_id = true;
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID) {
+		NEED(8);
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_CPU) {
+		NEED(8);
+		s->cpu = get32(d + off);
+		s->has_cpu = true;
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_PERIOD) {
+		NEED(8);
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_READ) {
+		bool ok;
+		size_t n = read_format_size(hs->opts.read_format, d + off, len - off, &ok);
+
+		if (!ok)
+			return -EBADMSG;
+		off += n;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr;
+
+		NEED(8);
+		nr = get64(d + off);
+		off += 8;
+		if (nr > (len - off) / 8)
+			return -EBADMSG;
+	}
+#undef NEED
+	return 0;
+}
+
+/* The sample_id trailer of a non-sample record: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER. */
+static void parse_trailer(const struct hostsync *hs, const uint8_t *d, size_t len,
+			  struct hs_sample *s)
+{
+	uint64_t st = hs->opts.sample_type;
+	size_t off = len - hs->trailer_size;
+
+	memset(s, 0, sizeof(*s));
+	if (st & PERF_SAMPLE_TID) {
+		s->pid = get32(d + off);
+		s->tid = get32(d + off + 4);
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		s->time = get64(d + off);
+		s->has_time = true;
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		s->id = get64(d + off);
+		s->has_id = true;
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID)
+		off += 8;
+	if (st & PERF_SAMPLE_CPU) {
+		s->cpu = get32(d + off);
+		s->has_cpu = true;
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		s->id = get64(d + off);
+		s->has_id = true;
+	}
+}
+
+/* Body of a non-sample record: everything before the trailer. */
+static size_t body_len(const struct hostsync *hs, size_t len)
+{
+	return hs->opts.sample_id_all ? len - hs->trailer_size : len;
+}
+
+static bool rec_before(const struct hs_rec *a, const struct hs_rec *b)
+{
+	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+static int heap_push(struct hostsync *hs, struct hs_rec *r)
+{
+	size_t i;
+
+	if (hs->nheap == hs->capheap) {
+		size_t cap = hs->capheap ? hs->capheap * 2 : 4096;
+		struct hs_rec **h = realloc(hs->heap, cap * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		hs->heap = h;
+		hs->capheap = cap;
+	}
+	i = hs->nheap++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+
+		if (!rec_before(r, hs->heap[parent]))
+			break;
+		hs->heap[i] = hs->heap[parent];
+		i = parent;
+	}
+	hs->heap[i] = r;
+	return 0;
+}
+
+static struct hs_rec *heap_pop(struct hostsync *hs)
+{
+	struct hs_rec *top = hs->heap[0], *last = hs->heap[--hs->nheap];
+	size_t i = 0, n = hs->nheap;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && rec_before(hs->heap[c + 1], hs->heap[c]))
+			c++;
+		if (!rec_before(hs->heap[c], last))
+			break;
+		hs->heap[i] = hs->heap[c];
+		i = c;
+	}
+	if (n)
+		hs->heap[i] = last;
+	return top;
+}
+
+static bool type_wanted(uint32_t type)
+{
+	switch (type) {
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_THROTTLE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int hostsync__queue(struct hostsync *hs, int cpu, const void *rec, size_t len)
+{
+	const uint8_t *d = rec;
+	struct hs_sample s;
+	struct hs_rec *r;
+	uint32_t type, size;
+	uint64_t time;
+	int ret;
+
+	if (!rec || len < sizeof(struct perf_event_header))
+		goto bad;
+	type = get32(d);
+	size = get16(d + 6);
+	if (size < sizeof(struct perf_event_header) || size > len)
+		goto bad;
+	len = size;
+	if (!type_wanted(type))
+		return 0;
+	if (type == PERF_RECORD_SAMPLE) {
+		if (parse_sample(hs, d, len, &s) < 0) {
+			hs->pend_bad++;
+			goto bad;
+		}
+	} else if (hs->opts.sample_id_all) {
+		if (len < sizeof(struct perf_event_header) + hs->trailer_size)
+			goto bad;
+		parse_trailer(hs, d, len, &s);
+	} else {
+		memset(&s, 0, sizeof(s));
+	}
+	if (cpu < 0)
+		cpu = s.has_cpu ? (int)s.cpu : 0;
+	if (cpu < 0 || cpu >= HS_CPU_MAX)
+		goto bad;
+	if (s.has_time)
+		hs->cpu_time[cpu] = s.time;
+	time = hs->cpu_time[cpu];
+	if (hs->flushed && time <= hs->horizon_done)
+		hs->st.late++;
+
+	r = malloc(sizeof(*r) + len);
+	if (!r)
+		return -ENOMEM;
+	r->time = time;
+	r->seq = hs->seq++;
+	r->cpu = (uint32_t)cpu;
+	r->len = (uint32_t)len;
+	memcpy(r->data, d, len);
+	ret = heap_push(hs, r);
+	if (ret < 0) {
+		free(r);
+		return ret;
+	}
+	hs->st.records++;
+	return 0;
+
+bad:
+	hs->st.bad_records++;
+	return 0;
+}
+
+static int emit_comm(struct dp_words *out, uint32_t tgid, uint32_t tid, const char *comm,
+		     size_t len)
+{
+	uint64_t args[2] = {tgid, tid};
+
+	return dp_words__record_str(out, DP_CODE_COMM, args, 2, comm, len);
+}
+
+/*
+ * Lazily read /proc for a process we have not heard of (it started before
+ * the scan and its FORK was missed, or it raced the scan): once per tgid.
+ */
+static struct hs_proc *proc_lookup(struct hostsync *hs, uint32_t tgid, struct dp_words *out)
+{
+	struct hs_proc *proc = procs__find(&hs->procs, tgid);
+
+	if (proc && (proc->known || proc->tried))
+		return proc;
+	if (!proc)
+		proc = procs__get(&hs->procs, tgid);
+	if (!proc)
+		return NULL;
+	proc->tried = true;
+	if (procfs__read_proc(hs->procfs, tgid, proc, &hs->images) == 0 && proc->comm[0])
+		emit_comm(out, tgid, tgid, proc->comm, strnlen(proc->comm, sizeof(proc->comm)));
+	return proc;
+}
+
+static bool is_file_name(const char *name, size_t len)
+{
+	return len > 0 && name[0] == '/' && !(len >= 2 && name[1] == '/');
+}
+
+static int do_mmap(struct hostsync *hs, const uint8_t *d, size_t len, bool two,
+		   struct dp_words *out)
+{
+	size_t blen = body_len(hs, len);
+	size_t fixed = two ? 72 : 40;
+	uint16_t misc = get16(d + 4);
+	uint64_t start, mlen, pgoff, dev = 0, ino = 0;
+	const uint8_t *bid = NULL;
+	size_t bid_len = 0, nlen;
+	const char *name;
+	struct hs_proc *proc;
+	struct hs_image *img;
+	uint32_t pid;
+
+	if (blen < fixed)
+		return -EBADMSG;
+	pid = get32(d + 8);
+	start = get64(d + 16);
+	mlen = get64(d + 24);
+	pgoff = get64(d + 32);
+	if (!mlen || start + mlen < start)
+		return -EBADMSG;
+	if (two) {
+		uint32_t prot = get32(d + 64);
+
+		if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			bid_len = d[40];
+			if (bid_len > DP_BUILD_ID_MAX)
+				return -EBADMSG;
+			bid = d + 44;
+		} else {
+			dev = (uint64_t)get32(d + 40) << 32 | get32(d + 44);
+			ino = get64(d + 48);
+		}
+		if (!(prot & PROT_EXEC))
+			return 0;
+	} else if (misc & PERF_RECORD_MISC_MMAP_DATA) {
+		return 0;
+	}
+	name = (const char *)d + fixed;
+	nlen = strnlen(name, blen - fixed);
+	if (nlen > HS_PATH_MAX)
+		nlen = HS_PATH_MAX;
+
+	proc = proc_lookup(hs, pid, out);
+	if (!proc)
+		return -ENOMEM;
+	proc->known = true;
+	if (is_file_name(name, nlen))
+		img = images__file(&hs->images, name, nlen, dev, ino, bid, bid_len);
+	else
+		img = images__anon(&hs->images, name, nlen, pid, start, start + mlen);
+	if (!img)
+		return -ENOMEM;
+	if (img->kind == DP_IMAGE_FILE && !proc->app)
+		proc->app = img;
+	if (proc__add_map(proc, start, start + mlen, pgoff, img) == -ENOMEM)
+		return -ENOMEM;
+	return 0;
+}
+
+static int do_comm(struct hostsync *hs, const uint8_t *d, size_t len, struct dp_words *out)
+{
+	size_t blen = body_len(hs, len);
+	uint32_t pid, tid;
+	struct hs_proc *proc;
+	const char *comm;
+	size_t clen;
+
+	if (blen < 17)
+		return -EBADMSG;
+	pid = get32(d + 8);
+	tid = get32(d + 12);
+	comm = (const char *)d + 16;
+	clen = strnlen(comm, blen - 16);
+	if (clen >= HS_COMM_LEN)
+		clen = HS_COMM_LEN - 1;
+	proc = procs__find(&hs->procs, pid);
+	if (get16(d + 4) & PERF_RECORD_MISC_COMM_EXEC) {
+		/* A new address space: the old maps and main binary are gone. */
+		proc = proc ? proc : procs__get(&hs->procs, pid);
+		if (!proc)
+			return -ENOMEM;
+		proc__clear_maps(proc);
+		proc->app = NULL;
+		proc->known = true;
+		proc->kthread = false;
+	}
+	if (proc && tid == pid) {
+		if (strlen(proc->comm) == clen && !memcmp(proc->comm, comm, clen))
+			return 0;
+		memcpy(proc->comm, comm, clen);
+		proc->comm[clen] = '\0';
+	}
+	return emit_comm(out, pid, tid, comm, clen);
+}
+
+static int do_fork_exit(struct hostsync *hs, const uint8_t *d, size_t len, bool fork)
+{
+	uint32_t pid, ppid, tid;
+	struct hs_proc *child, *parent;
+	int r;
+
+	if (body_len(hs, len) < 8 + 24)
+		return -EBADMSG;
+	pid = get32(d + 8);
+	ppid = get32(d + 12);
+	tid = get32(d + 16);
+	if (!fork) {
+		if (pid == tid)
+			procs__drop(&hs->procs, pid);
+		return 0;
+	}
+	if (pid == ppid)
+		return 0; /* a new thread shares its process's maps */
+	parent = procs__find(&hs->procs, ppid);
+	child = procs__get(&hs->procs, pid);
+	if (!child)
+		return -ENOMEM;
+	if (!parent || !parent->known) {
+		/* Nothing to copy: leave the child to a lazy /proc read. */
+		proc__clear_maps(child);
+		child->known = false;
+		child->tried = false;
+		child->app = NULL;
+		return 0;
+	}
+	r = proc__copy_maps(child, parent);
+	if (r < 0)
+		return r;
+	memcpy(child->comm, parent->comm, sizeof(child->comm));
+	child->app = parent->app;
+	child->known = true;
+	child->kthread = parent->kthread;
+	return 0;
+}
+
+static int emit_context(struct hostsync *hs, const struct hs_rec *r, uint32_t tgid, uint32_t tid,
+			struct hs_image *app, struct hs_image *img, uint32_t mode,
+			struct dp_words *out)
+{
+	uint64_t args[3];
+	int ret;
+
+	if (!hs->have_cpu || hs->cur_cpu != r->cpu) {
+		args[0] = r->cpu;
+		ret = dp_words__record(out, DP_CODE_CPU_SWITCH, args, 1);
+		if (ret < 0)
+			return ret;
+		hs->have_cpu = true;
+		hs->cur_cpu = r->cpu;
+	}
+	/* TIME at most once per millisecond of advance keeps the stream small. */
+	if (!hs->have_time || r->time >= hs->last_time + NS_PER_MS) {
+		args[0] = r->time;
+		ret = dp_words__record(out, DP_CODE_TIME, args, 1);
+		if (ret < 0)
+			return ret;
+		hs->have_time = true;
+		hs->last_time = r->time;
+	}
+	if (app) {
+		ret = images__define(app, out);
+		if (ret < 0)
+			return ret;
+	}
+	if (!hs->have_task || hs->cur_tgid != tgid || hs->cur_tid != tid ||
+	    hs->cur_app != (app ? app->id : 0)) {
+		args[0] = tgid;
+		args[1] = tid;
+		args[2] = app ? app->id : 0;
+		ret = dp_words__record(out, DP_CODE_TASK_SWITCH, args, 3);
+		if (ret < 0)
+			return ret;
+		hs->have_task = true;
+		hs->cur_tgid = tgid;
+		hs->cur_tid = tid;
+		hs->cur_app = (uint32_t)args[2];
+	}
+	ret = images__define(img, out);
+	if (ret < 0)
+		return ret;
+	if (!hs->have_image || hs->cur_img != img->id || hs->cur_mode != mode) {
+		args[0] = img->id;
+		args[1] = mode;
+		ret = dp_words__record(out, DP_CODE_IMAGE_SWITCH, args, 2);
+		if (ret < 0)
+			return ret;
+		hs->have_image = true;
+		hs->cur_img = img->id;
+		hs->cur_mode = mode;
+	}
+	return 0;
+}
+
+static struct hs_image *unknown_image(struct hostsync *hs)
+{
+	return images__special(&hs->images, DP_IMAGE_UNKNOWN, "[unknown]", 0, 0);
+}
+
+static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_words *out)
+{
+	struct hs_image *img = NULL, *app = NULL;
+	struct hs_proc *proc = NULL;
+	uint16_t cpumode = get16(r->data + 4) & PERF_RECORD_MISC_CPUMODE_MASK;
+	struct hs_sample s;
+	uint64_t offset = 0;
+	uint32_t mode;
+	int idx, ret;
+
+	if (parse_sample(hs, r->data, r->len, &s) < 0) {
+		hs->pend_bad++;
+		return -EBADMSG;
+	}
+	idx = event_index(hs, s.id, s.has_id);
+	if (idx < 0) {
+		hs->pend_bad++;
+		return -EBADMSG;
+	}
+	if (s.pid)
+		proc = proc_lookup(hs, s.pid, out);
+
+	switch (cpumode) {
+	case PERF_RECORD_MISC_KERNEL:
+	case PERF_RECORD_MISC_HYPERVISOR:
+		mode = DP_MODE_HOST_KERNEL;
+		img = kernel__resolve(&hs->kernel, s.ip, &offset);
+		break;
+	case PERF_RECORD_MISC_USER:
+		mode = DP_MODE_HOST_USER;
+		if (!proc || !proc->known) {
+			hs->st.no_task++;
+			hs->pend_no_task++;
+			return 0;
+		}
+		{
+			const struct hs_map *m = proc__find_map(proc, s.ip);
+
+			if (m) {
+				img = m->img;
+				offset = img->kind == DP_IMAGE_FILE ? s.ip - m->start + m->pgoff
+								    : s.ip - m->img->start;
+			}
+		}
+		break;
+	case PERF_RECORD_MISC_GUEST_KERNEL:
+	case PERF_RECORD_MISC_GUEST_USER:
+		/* Guest symbolisation comes with later issues: counted, [unknown] for now. */
+		mode = cpumode == PERF_RECORD_MISC_GUEST_KERNEL ? DP_MODE_GUEST_KERNEL
+								: DP_MODE_GUEST_USER;
+		hs->st.guest++;
+		break;
+	default:
+		mode = s.ip >> 63 ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER;
+		break;
+	}
+	if (!img) {
+		img = unknown_image(hs);
+		if (!img)
+			return -ENOMEM;
+		offset = 0;
+		hs->st.unknown++;
+	}
+	if (offset == DP_ESCAPE)
+		offset = 0;
+	if (proc && proc->known) {
+		app = proc->app;
+		/* A kernel thread has no address space: its binary is the kernel. */
+		if (!app && proc->kthread)
+			app = hs->kernel.kimg;
+	} else if (!s.pid) {
+		app = hs->kernel.kimg; /* the idle task */
+	}
+	ret = emit_context(hs, r, s.pid, s.tid, app, img, mode, out);
+	if (ret < 0)
+		return ret;
+	ret = dp_words__sample(out, offset, (uint32_t)idx);
+	if (ret < 0)
+		return ret;
+	hs->st.samples++;
+	return 0;
+}
+
+static int process(struct hostsync *hs, const struct hs_rec *r, struct dp_words *out)
+{
+	const uint8_t *d = r->data;
+	uint64_t args[2];
+
+	switch (get32(d)) {
+	case PERF_RECORD_SAMPLE:
+		return do_sample(hs, r, out);
+	case PERF_RECORD_MMAP:
+		return do_mmap(hs, d, r->len, false, out);
+	case PERF_RECORD_MMAP2:
+		return do_mmap(hs, d, r->len, true, out);
+	case PERF_RECORD_COMM:
+		return do_comm(hs, d, r->len, out);
+	case PERF_RECORD_FORK:
+		return do_fork_exit(hs, d, r->len, true);
+	case PERF_RECORD_EXIT:
+		return do_fork_exit(hs, d, r->len, false);
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES: {
+		size_t at = get32(d) == PERF_RECORD_LOST ? 16 : 8;
+
+		if (body_len(hs, r->len) < at + 8)
+			return -EBADMSG;
+		args[0] = r->cpu;
+		args[1] = get64(d + at);
+		hs->st.lost += args[1];
+		return dp_words__record(out, DP_CODE_LOST, args, 2);
+	}
+	case PERF_RECORD_THROTTLE:
+		if (body_len(hs, r->len) < 8 + 24)
+			return -EBADMSG;
+		args[0] = r->cpu;
+		args[1] = 1;
+		hs->st.throttled++;
+		return dp_words__record(out, DP_CODE_THROTTLE, args, 2);
+	default:
+		return 0;
+	}
+}
+
+static int emit_drops(struct hostsync *hs, struct dp_words *out)
+{
+	uint64_t args[2];
+	int r;
+
+	if (hs->pend_no_task) {
+		args[0] = DP_DROP_NO_TASK;
+		args[1] = hs->pend_no_task;
+		r = dp_words__record(out, DP_CODE_DROPPED, args, 2);
+		if (r < 0)
+			return r;
+		hs->pend_no_task = 0;
+	}
+	if (hs->pend_bad) {
+		args[0] = DP_DROP_BAD_RECORD;
+		args[1] = hs->pend_bad;
+		r = dp_words__record(out, DP_CODE_DROPPED, args, 2);
+		if (r < 0)
+			return r;
+		hs->pend_bad = 0;
+	}
+	return 0;
+}
+
+int hostsync__flush(struct hostsync *hs, uint64_t horizon, struct dp_words *out)
+{
+	int ret = 0;
+
+	while (hs->nheap && hs->heap[0]->time <= horizon) {
+		struct hs_rec *r = heap_pop(hs);
+
+		ret = process(hs, r, out);
+		free(r);
+		if (ret == -EBADMSG) {
+			hs->st.bad_records++;
+			ret = 0;
+		}
+		if (ret < 0)
+			break;
+	}
+	if (!ret)
+		ret = emit_drops(hs, out);
+	if (!hs->flushed || horizon > hs->horizon_done)
+		hs->horizon_done = horizon;
+	hs->flushed = true;
+	return ret;
+}
+
+int hostsync__load_kernel(struct hostsync *hs, const char *kallsyms, const char *modules,
+			  struct dp_words *out)
+{
+	return kernel__load(&hs->kernel, &hs->images, kallsyms, modules, out);
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/* COMM of each thread other than the leader, from /proc/PID/task/TID/comm. */
+static int scan_threads(struct hostsync *hs, uint32_t tgid, const char *comm, struct dp_words *out)
+{
+	char path[160], buf[HS_COMM_LEN + 1];
+	struct dirent *de;
+	unsigned count = 0;
+	DIR *dir;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "%s/%u/task", hs->procfs, tgid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir)) && count++ < HS_TASKS_MAX) {
+		unsigned long tid;
+		FILE *f;
+		size_t n;
+
+		if (!all_digits(de->d_name))
+			continue;
+		tid = strtoul(de->d_name, NULL, 10);
+		if (tid == tgid || tid > UINT32_MAX)
+			continue;
+		snprintf(path, sizeof(path), "%s/%u/task/%lu/comm", hs->procfs, tgid, tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		n = fread(buf, 1, HS_COMM_LEN, f);
+		fclose(f);
+		buf[n] = '\0';
+		n = strcspn(buf, "\n");
+		if (n == strlen(comm) && !memcmp(buf, comm, n))
+			continue;
+		r = emit_comm(out, tgid, (uint32_t)tid, buf, n);
+		if (r < 0)
+			break;
+	}
+	closedir(dir);
+	return r;
+}
+
+int hostsync__scan_proc(struct hostsync *hs, struct dp_words *out)
+{
+	struct dirent *de;
+	DIR *dir;
+	int r = 0;
+
+	dir = opendir(hs->procfs);
+	if (!dir)
+		return -errno;
+	r = emit_comm(out, 0, 0, "swapper", 7);
+	while (r >= 0 && (de = readdir(dir))) {
+		struct hs_proc *proc;
+		unsigned long tgid;
+
+		if (!all_digits(de->d_name))
+			continue;
+		tgid = strtoul(de->d_name, NULL, 10);
+		if (!tgid || tgid > UINT32_MAX)
+			continue;
+		proc = procs__get(&hs->procs, (uint32_t)tgid);
+		if (!proc) {
+			r = -ENOMEM;
+			break;
+		}
+		proc->tried = true;
+		if (procfs__read_proc(hs->procfs, (uint32_t)tgid, proc, &hs->images) < 0) {
+			/* Gone or unreadable: the records or a lazy read will tell. */
+			procs__drop(&hs->procs, (uint32_t)tgid);
+			hs->st.proc_skipped++;
+			continue;
+		}
+		r = emit_comm(out, (uint32_t)tgid, (uint32_t)tgid, proc->comm,
+			      strnlen(proc->comm, sizeof(proc->comm)));
+		if (r >= 0)
+			r = scan_threads(hs, (uint32_t)tgid, proc->comm, out);
+	}
+	closedir(dir);
+	return r;
+}

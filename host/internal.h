@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Internals shared by the host/ sync stage files; not a public interface. */
+#ifndef DOMPROF_HOST_INTERNAL_H
+#define DOMPROF_HOST_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "domprof/hostsync.h"
+#include "domprof/words.h"
+
+/* Bounds on untrusted input. */
+#define HS_PATH_MAX    4096    /* longest image path or label kept */
+#define HS_MAPS_MAX    262144  /* executable mappings per process */
+#define HS_KSYMS_MAX   4000000 /* kernel symbols */
+#define HS_MODULES_MAX 65536
+#define HS_LINE_MAX    8192
+#define HS_TASKS_MAX   65536 /* threads read per process by the /proc scan */
+#define HS_COMM_LEN    16
+
+struct hs_image {
+	uint32_t id;
+	uint8_t kind;  /* enum dp_image_kind */
+	bool defined;  /* IMAGE_DEF emitted */
+	bool bid_done; /* build-id and mtime known or looked for */
+	uint8_t bid_len;
+	uint8_t bid[DP_BUILD_ID_MAX];
+	uint64_t dev, ino;
+	uint64_t mtime;
+	uint64_t start, end; /* ANON, KERNEL, MODULE */
+	uint32_t tgid;	     /* ANON */
+	uint64_t key3;	     /* third key word: build-id hash (FILE), tgid (ANON) */
+	uint64_t hash;
+	size_t name_len;
+	char *name;
+};
+
+struct hs_images {
+	struct hs_image **v; /* by id - 1 */
+	size_t n, cap;
+	uint32_t *tab; /* open addressing: id, 0 = empty */
+	size_t tabsize;
+};
+
+void images__init(struct hs_images *t);
+void images__fini(struct hs_images *t);
+/* A FILE image; bid may be NULL (read lazily from the file at first use). */
+struct hs_image *images__file(struct hs_images *t, const char *path, size_t len, uint64_t dev,
+			      uint64_t ino, const uint8_t *bid, size_t bid_len);
+struct hs_image *images__anon(struct hs_images *t, const char *label, size_t len, uint32_t tgid,
+			      uint64_t start, uint64_t end);
+/* KERNEL, MODULE and UNKNOWN images: one per (kind, name). */
+struct hs_image *images__special(struct hs_images *t, uint8_t kind, const char *name,
+				 uint64_t start, uint64_t end);
+/* Emit IMAGE_DEF once, reading the file's build-id and mtime for FILE images. */
+int images__define(struct hs_image *img, struct dp_words *out);
+/* The NT_GNU_BUILD_ID of an ELF file; 0 when none or unreadable. */
+size_t buildid__read(const char *path, uint8_t *bid, size_t cap);
+
+struct hs_map {
+	uint64_t start, end, pgoff;
+	struct hs_image *img;
+};
+
+struct hs_proc {
+	uint32_t tgid;
+	bool known;   /* maps are trustworthy (scan, lazy read or records) */
+	bool tried;   /* lazy /proc read done */
+	bool kthread; /* no address space and no exe: a kernel thread */
+	char comm[HS_COMM_LEN];
+	struct hs_image *app;
+	struct hs_map *maps;
+	size_t nmaps, cap;
+	size_t last; /* index of the last map hit */
+	struct hs_proc *next;
+};
+
+struct hs_procs {
+	struct hs_proc **buckets;
+	size_t nbuckets;
+	size_t n;
+};
+
+int procs__init(struct hs_procs *p);
+void procs__fini(struct hs_procs *p);
+struct hs_proc *procs__find(struct hs_procs *p, uint32_t tgid);
+struct hs_proc *procs__get(struct hs_procs *p, uint32_t tgid); /* find or create; NULL on ENOMEM */
+void procs__drop(struct hs_procs *p, uint32_t tgid);
+void proc__clear_maps(struct hs_proc *proc);
+int proc__copy_maps(struct hs_proc *dst, const struct hs_proc *src);
+/* Insert [start, end) replacing whatever it overlaps. */
+int proc__add_map(struct hs_proc *proc, uint64_t start, uint64_t end, uint64_t pgoff,
+		  struct hs_image *img);
+const struct hs_map *proc__find_map(struct hs_proc *proc, uint64_t pc);
+
+/*
+ * Read /proc/<tgid>/{maps,comm,exe} into proc (under root, normally "/proc").
+ * Returns 0 or -errno when the process is gone or unreadable.
+ */
+int procfs__read_proc(const char *root, uint32_t tgid, struct hs_proc *proc,
+		      struct hs_images *images);
+
+struct hs_kmod {
+	uint64_t start, end;
+	struct hs_image *img;
+};
+
+struct hs_kernel {
+	struct hs_image *kimg; /* NULL when kallsyms gave no usable _stext/_etext */
+	uint64_t kstart, kend;
+	struct hs_kmod *mods; /* sorted by start */
+	size_t nmods;
+};
+
+void kernel__fini(struct hs_kernel *k);
+int kernel__load(struct hs_kernel *k, struct hs_images *images, const char *kallsyms,
+		 const char *modules, struct dp_words *out);
+/* Kernel or module image and offset of pc; NULL when no range covers it. */
+struct hs_image *kernel__resolve(const struct hs_kernel *k, uint64_t pc, uint64_t *offset);
+
+#endif

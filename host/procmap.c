@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Host processes by tgid, each with its executable mappings sorted by address. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "domprof/hash.h"
+#include "host/internal.h"
+
+int procs__init(struct hs_procs *p)
+{
+	p->nbuckets = 16384;
+	p->n = 0;
+	p->buckets = calloc(p->nbuckets, sizeof(*p->buckets));
+	return p->buckets ? 0 : -ENOMEM;
+}
+
+static void proc_free(struct hs_proc *proc)
+{
+	free(proc->maps);
+	free(proc);
+}
+
+void procs__fini(struct hs_procs *p)
+{
+	if (!p || !p->buckets)
+		return;
+	for (size_t i = 0; i < p->nbuckets; i++) {
+		struct hs_proc *proc = p->buckets[i], *next;
+
+		for (; proc; proc = next) {
+			next = proc->next;
+			proc_free(proc);
+		}
+	}
+	free(p->buckets);
+	p->buckets = NULL;
+	p->n = 0;
+}
+
+static size_t bucket_of(const struct hs_procs *p, uint32_t tgid)
+{
+	return hash_mix64(tgid) & (p->nbuckets - 1);
+}
+
+struct hs_proc *procs__find(struct hs_procs *p, uint32_t tgid)
+{
+	struct hs_proc *proc = p->buckets[bucket_of(p, tgid)];
+
+	while (proc && proc->tgid != tgid)
+		proc = proc->next;
+	return proc;
+}
+
+struct hs_proc *procs__get(struct hs_procs *p, uint32_t tgid)
+{
+	struct hs_proc *proc = procs__find(p, tgid);
+	size_t b;
+
+	if (proc)
+		return proc;
+	proc = calloc(1, sizeof(*proc));
+	if (!proc)
+		return NULL;
+	proc->tgid = tgid;
+	b = bucket_of(p, tgid);
+	proc->next = p->buckets[b];
+	p->buckets[b] = proc;
+	p->n++;
+	return proc;
+}
+
+void procs__drop(struct hs_procs *p, uint32_t tgid)
+{
+	struct hs_proc **pp = &p->buckets[bucket_of(p, tgid)];
+
+	for (; *pp; pp = &(*pp)->next) {
+		if ((*pp)->tgid == tgid) {
+			struct hs_proc *proc = *pp;
+
+			*pp = proc->next;
+			proc_free(proc);
+			p->n--;
+			return;
+		}
+	}
+}
+
+void proc__clear_maps(struct hs_proc *proc)
+{
+	proc->nmaps = 0;
+	proc->last = 0;
+}
+
+int proc__copy_maps(struct hs_proc *dst, const struct hs_proc *src)
+{
+	if (dst->cap < src->nmaps) {
+		struct hs_map *m = realloc(dst->maps, src->nmaps * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		dst->maps = m;
+		dst->cap = src->nmaps;
+	}
+	if (src->nmaps)
+		memcpy(dst->maps, src->maps, src->nmaps * sizeof(*dst->maps));
+	dst->nmaps = src->nmaps;
+	dst->last = 0;
+	return 0;
+}
+
+/* First map whose end is above pc. */
+static size_t lower_bound(const struct hs_proc *proc, uint64_t pc)
+{
+	size_t lo = 0, hi = proc->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (proc->maps[mid].end <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int proc__add_map(struct hs_proc *proc, uint64_t start, uint64_t end, uint64_t pgoff,
+		  struct hs_image *img)
+{
+	struct hs_map left, right;
+	bool has_left = false, has_right = false;
+	size_t i, j, need;
+
+	if (end <= start)
+		return -EINVAL;
+	i = lower_bound(proc, start);
+	for (j = i; j < proc->nmaps && proc->maps[j].start < end; j++)
+		;
+	/* maps[i..j) overlap [start, end): keep the parts outside it. */
+	if (i < j && proc->maps[i].start < start) {
+		left = proc->maps[i];
+		left.end = start;
+		has_left = true;
+	}
+	if (i < j && proc->maps[j - 1].end > end) {
+		right = proc->maps[j - 1];
+		right.pgoff += end - right.start;
+		right.start = end;
+		has_right = true;
+	}
+	need = proc->nmaps - (j - i) + 1 + has_left + has_right;
+	if (need > HS_MAPS_MAX)
+		return -E2BIG;
+	if (need > proc->cap) {
+		size_t cap = proc->cap ? proc->cap * 2 : 16;
+		struct hs_map *m;
+
+		while (cap < need)
+			cap *= 2;
+		m = realloc(proc->maps, cap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		proc->maps = m;
+		proc->cap = cap;
+	}
+	memmove(proc->maps + i + 1 + has_left + has_right, proc->maps + j,
+		(proc->nmaps - j) * sizeof(*proc->maps));
+	if (has_left)
+		proc->maps[i++] = left;
+	proc->maps[i].start = start;
+	proc->maps[i].end = end;
+	proc->maps[i].pgoff = pgoff;
+	proc->maps[i].img = img;
+	if (has_right)
+		proc->maps[i + 1] = right;
+	proc->nmaps = need;
+	proc->last = i;
+	return 0;
+}
+
+const struct hs_map *proc__find_map(struct hs_proc *proc, uint64_t pc)
+{
+	size_t i;
+
+	if (proc->last < proc->nmaps && pc >= proc->maps[proc->last].start &&
+	    pc < proc->maps[proc->last].end)
+		return &proc->maps[proc->last];
+	i = lower_bound(proc, pc);
+	if (i < proc->nmaps && proc->maps[i].start <= pc) {
+		proc->last = i;
+		return &proc->maps[i];
+	}
+	return NULL;
+}
+
+/* Read a small file into buf (NUL-terminated); returns the length or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
+/* Parse one /proc/PID/maps line; returns 1 for an executable mapping. */
+static int parse_maps_line(char *line, uint64_t *start, uint64_t *end, uint64_t *pgoff,
+			   uint64_t *dev, uint64_t *ino, char **path)
+{
+	unsigned long long s, e, off, inode;
+	unsigned maj, min;
+	char perms[8];
+	int pos = 0;
+	char *p;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &s, &e, perms, &off, &maj, &min, &inode,
+		   &pos) != 7 ||
+	    pos <= 0)
+		return -EINVAL;
+	if (strlen(perms) < 3 || perms[2] != 'x')
+		return 0;
+	p = line + pos;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	p[strcspn(p, "\n")] = '\0';
+	*start = s;
+	*end = e;
+	*pgoff = off;
+	*dev = (uint64_t)maj << 32 | min;
+	*ino = inode;
+	*path = p;
+	return 1;
+}
+
+/* A path that names a file: absolute, and not the kernel's "//anon" label. */
+static bool is_file_name(const char *name, size_t len)
+{
+	return len > 0 && name[0] == '/' && !(len >= 2 && name[1] == '/');
+}
+
+int procfs__read_proc(const char *root, uint32_t tgid, struct hs_proc *proc,
+		      struct hs_images *images)
+{
+	char path[128], exe[HS_PATH_MAX + 1];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", root, tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	proc__clear_maps(proc);
+	proc->app = NULL;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		uint64_t start, end, pgoff, dev, ino;
+		struct hs_image *img;
+		char *name;
+		size_t nlen;
+
+		if (len > HS_LINE_MAX)
+			continue;
+		if (parse_maps_line(line, &start, &end, &pgoff, &dev, &ino, &name) != 1)
+			continue;
+		nlen = strlen(name);
+		if (is_file_name(name, nlen))
+			img = images__file(images, name, nlen, dev, ino, NULL, 0);
+		else
+			img = images__anon(images, name, nlen, tgid, start, end);
+		if (!img) {
+			r = -ENOMEM;
+			break;
+		}
+		if (proc__add_map(proc, start, end, pgoff, img) < 0)
+			break;
+	}
+	free(line);
+	fclose(f);
+	if (r < 0)
+		return r;
+
+	snprintf(path, sizeof(path), "%s/%u/comm", root, tgid);
+	if (read_small(path, exe, HS_COMM_LEN + 1) > 0) {
+		size_t n = strcspn(exe, "\n");
+
+		if (n >= sizeof(proc->comm))
+			n = sizeof(proc->comm) - 1;
+		memcpy(proc->comm, exe, n);
+		proc->comm[n] = '\0';
+	}
+	snprintf(path, sizeof(path), "%s/%u/exe", root, tgid);
+	len = readlink(path, exe, HS_PATH_MAX);
+	if (len > 0) {
+		exe[len] = '\0';
+		/* The exe's own mapping names the image with its dev/ino. */
+		for (size_t i = 0; i < proc->nmaps; i++) {
+			struct hs_image *img = proc->maps[i].img;
+
+			if (img->kind == DP_IMAGE_FILE && img->name_len == (size_t)len &&
+			    !memcmp(img->name, exe, (size_t)len)) {
+				proc->app = img;
+				break;
+			}
+		}
+		if (!proc->app && is_file_name(exe, (size_t)len))
+			proc->app = images__file(images, exe, (size_t)len, 0, 0, NULL, 0);
+	}
+	proc->kthread = len <= 0 && !proc->nmaps;
+	proc->known = true;
+	return 0;
+}

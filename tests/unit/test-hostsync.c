@@ -1,0 +1,777 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The host sync stage on hand-built perf records: process maps, ordering,
+ * resolution to (image, offset) and the exact words emitted.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <linux/perf_event.h>
+
+#include "domprof/hostsync.h"
+#include "domprof/words.h"
+
+#define ST                                                                                         \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+#define ID0 1000
+#define ID1 1001
+
+/* ---- record builders ---------------------------------------------------------------- */
+
+struct rec {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static void put(struct rec *r, const void *p, size_t n)
+{
+	assert_true(r->n + n <= sizeof(r->b));
+	memcpy(r->b + r->n, p, n);
+	r->n += n;
+}
+
+static void put64(struct rec *r, uint64_t v)
+{
+	put(r, &v, 8);
+}
+
+static void put32(struct rec *r, uint32_t v)
+{
+	put(r, &v, 4);
+}
+
+static void begin(struct rec *r, uint32_t type, uint16_t misc)
+{
+	struct perf_event_header h = {.type = type, .misc = misc};
+
+	r->n = 0;
+	put(r, &h, sizeof(h));
+}
+
+/* sample_id trailer for ST: TID, TIME, CPU, IDENTIFIER */
+static void trailer(struct rec *r, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
+{
+	put32(r, pid);
+	put32(r, tid);
+	put64(r, time);
+	put32(r, cpu);
+	put32(r, 0);
+	put64(r, ID0);
+}
+
+static void finish(struct rec *r)
+{
+	uint16_t size = (uint16_t)r->n;
+
+	memcpy(r->b + 6, &size, 2);
+}
+
+static void sample(struct rec *r, uint16_t cpumode, uint64_t id, uint64_t ip, uint32_t pid,
+		   uint32_t tid, uint64_t time, uint32_t cpu)
+{
+	begin(r, PERF_RECORD_SAMPLE, cpumode);
+	put64(r, id);
+	put64(r, ip);
+	put32(r, pid);
+	put32(r, tid);
+	put64(r, time);
+	put32(r, cpu);
+	put32(r, 0);
+	put64(r, 250000);
+	finish(r);
+}
+
+/* Inode in MMAP2 records: the sync stage checks it against the file before reading it. */
+static uint64_t mmap_ino = 4242;
+
+static void mmap2(struct rec *r, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		  uint32_t prot, const char *name, size_t nlen, const uint8_t *bid, size_t bid_len,
+		  uint64_t time, uint32_t cpu)
+{
+	static const uint8_t zero[8];
+
+	begin(r, PERF_RECORD_MMAP2,
+	      PERF_RECORD_MISC_USER | (bid ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0));
+	put32(r, pid);
+	put32(r, pid);
+	put64(r, start);
+	put64(r, len);
+	put64(r, pgoff);
+	if (bid) {
+		uint8_t b[24] = {(uint8_t)bid_len};
+
+		memcpy(b + 4, bid, bid_len);
+		put(r, b, 24);
+	} else {
+		put32(r, 8);
+		put32(r, 1);
+		put64(r, mmap_ino);
+		put64(r, 0);
+	}
+	put32(r, prot);
+	put32(r, MAP_PRIVATE);
+	put(r, name, nlen);
+	put(r, zero, 8 - nlen % 8);
+	trailer(r, pid, pid, time, cpu);
+	finish(r);
+}
+
+static void mmap2_file(struct rec *r, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		       const char *name, uint64_t time)
+{
+	mmap2(r, pid, start, len, pgoff, PROT_READ | PROT_EXEC, name, strlen(name), NULL, 0, time,
+	      0);
+}
+
+static void comm(struct rec *r, uint32_t pid, uint32_t tid, const char *c, bool exec, uint64_t time)
+{
+	static const uint8_t zero[8];
+	size_t n = strlen(c) + 1;
+
+	begin(r, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
+	put32(r, pid);
+	put32(r, tid);
+	put(r, c, n);
+	if (n % 8)
+		put(r, zero, 8 - n % 8);
+	trailer(r, pid, tid, time, 0);
+	finish(r);
+}
+
+static void task(struct rec *r, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid,
+		 uint32_t ptid, uint64_t time)
+{
+	begin(r, type, 0);
+	put32(r, pid);
+	put32(r, ppid);
+	put32(r, tid);
+	put32(r, ptid);
+	put64(r, time);
+	trailer(r, pid, tid, time, 0);
+	finish(r);
+}
+
+/* ---- fixture and word formatting ---------------------------------------------------- */
+
+struct fx {
+	struct hostsync *hs;
+	struct dp_words out;
+	char dir[64];
+};
+
+static int fx_setup(void **state)
+{
+	struct hostsync_opts o = {.sample_type = ST, .sample_id_all = 1, .ncpus = 2};
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	assert_int_equal(hostsync__new(&o, &f->hs), 0);
+	/* No real /proc: every process is known only from records. */
+	hostsync__set_procfs(f->hs, "/nonexistent-procfs");
+	assert_int_equal(hostsync__add_event_id(f->hs, ID0, 0), 0);
+	assert_int_equal(hostsync__add_event_id(f->hs, ID1, 1), 0);
+	dp_words__init(&f->out);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	hostsync__free(f->hs);
+	dp_words__fini(&f->out);
+	if (f->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "# could not remove %s\n", f->dir);
+	}
+	free(f);
+	return 0;
+}
+
+static void q(struct fx *f, int cpu, const struct rec *r)
+{
+	assert_int_equal(hostsync__queue(f->hs, cpu, r->b, r->n), 0);
+}
+
+/* Render words as "CODE a b c str;" items, "S off ev;" for samples. */
+static char *fmt(const struct dp_words *w)
+{
+	size_t cap = 1 << 20, len = 0, pos = 0;
+	char *s = calloc(1, cap);
+	struct dp_item it;
+
+	assert_non_null(s);
+	while (pos < w->n) {
+		int r = dp_words__next(w->w, w->n, &pos, &it);
+		unsigned nfix;
+
+		assert_int_equal(r, 1);
+		if (it.is_sample) {
+			len += snprintf(s + len, cap - len, "S %#llx %u; ",
+					(unsigned long long)it.offset, it.event);
+			continue;
+		}
+		switch (it.code) {
+		case DP_CODE_IMAGE_DEF:
+			nfix = 9;
+			break;
+		case DP_CODE_COMM:
+		case DP_CODE_KMOD:
+			nfix = 2;
+			break;
+		case DP_CODE_KSYM:
+			nfix = 3;
+			break;
+		default:
+			nfix = it.nargs;
+		}
+		len += snprintf(s + len, cap - len, "%s", dp_code__name(it.code));
+		for (unsigned i = 0; i < nfix && i < it.nargs; i++)
+			len += snprintf(s + len, cap - len, " %#llx",
+					(unsigned long long)it.args[i]);
+		if (nfix < it.nargs) {
+			char str[DP_MAX_STR + 1];
+
+			assert_true(dp_item__str(&it, nfix, str, sizeof(str)) >= 0);
+			len += snprintf(s + len, cap - len, " '%s'", str);
+		}
+		len += snprintf(s + len, cap - len, "; ");
+		assert_true(len < cap);
+	}
+	return s;
+}
+
+static void flush_expect(struct fx *f, uint64_t horizon, const char *expect)
+{
+	char *got;
+
+	dp_words__reset(&f->out);
+	assert_int_equal(hostsync__flush(f->hs, horizon, &f->out), 0);
+	got = fmt(&f->out);
+	if (strcmp(got, expect))
+		fprintf(stderr, "# got:    %s\n# expect: %s\n", got, expect);
+	assert_string_equal(got, expect);
+	free(got);
+}
+
+/* ---- tests --------------------------------------------------------------------------- */
+
+/* IMAGE_DEF prefix for a file image with no readable file: mtime 0, no build-id. */
+#define FILEDEF(id, name) "IMAGE_DEF " id " 0x1 0 0 0 0 0 0 0 '" name "'; "
+
+static void test_mmap2_sample_exact_words(void **state)
+{
+	struct fx *f = *state;
+	struct rec r;
+
+	mmap2_file(&r, 100, 0x400000, 0x2000, 0x1000, "/nonexistent/bin/app", 10);
+	q(f, 0, &r);
+	mmap2_file(&r, 100, 0x7f0000000000, 0x10000, 0, "/nonexistent/lib/libc.so", 11);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400123, 100, 101, 2000000, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID1, 0x7f0000000010, 100, 101, 2000100, 0);
+	q(f, 0, &r);
+	/* Same context again: nothing but the sample. */
+	sample(&r, PERF_RECORD_MISC_USER, ID1, 0x7f0000000020, 100, 101, 2000200, 0);
+	q(f, 0, &r);
+	flush_expect(f, UINT64_MAX,
+		     "CPU_SWITCH 0; TIME 0x1e8480; " FILEDEF(
+			     "0x1", "/nonexistent/bin/app") "TASK_SWITCH 0x64 0x65 0x1; "
+							    "IMAGE_SWITCH 0x1 0x2; S 0x1123 "
+							    "0; " FILEDEF("0x2",
+									  "/nonexistent/lib/"
+									  "libc.so") "IMAGE_SWITCH "
+										     "0x2 0x2; S "
+										     "0x10 1; S "
+										     "0x20 1; ");
+	assert_int_equal(hostsync__stats(f->hs)->samples, 3);
+	assert_int_equal(hostsync__stats(f->hs)->unknown, 0);
+}
+
+static void test_build_id_from_mmap2(void **state)
+{
+	struct fx *f = *state;
+	static const uint8_t bid[20] = {0xde, 0xad, 0xbe, 0xef, 1,  2,	3,  4,	5,  6,
+					7,    8,    9,	  10,	11, 12, 13, 14, 15, 16};
+	const char *name = "/nonexistent/bin/withbid";
+	struct rec r;
+
+	mmap2(&r, 7, 0x1000, 0x1000, 0, PROT_EXEC, name, strlen(name), bid, 20, 5, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1010, 7, 7, 6, 0);
+	q(f, 0, &r);
+	flush_expect(f, UINT64_MAX,
+		     "CPU_SWITCH 0; TIME 0x6; IMAGE_DEF 0x1 0x1 0 0x14 0x4030201efbeadde "
+		     "0xc0b0a0908070605 0x100f0e0d 0 0 '/nonexistent/bin/withbid'; "
+		     "TASK_SWITCH 0x7 0x7 0x1; IMAGE_SWITCH 0x1 0x2; S 0x10 0; ");
+}
+
+static void test_anon_vdso_and_unknown(void **state)
+{
+	struct fx *f = *state;
+	struct rec r;
+
+	mmap2(&r, 50, 0x7fff0000, 0x2000, 0, PROT_EXEC, "[vdso]", 6, NULL, 0, 1, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x7fff0100, 50, 50, 10, 0);
+	q(f, 0, &r);
+	/* A PC no mapping covers: [unknown], offset 0, counted. */
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1234, 50, 50, 20, 0);
+	q(f, 0, &r);
+	/* Non-executable mappings are ignored. */
+	mmap2(&r, 50, 0x5000, 0x1000, 0, PROT_READ, "/nonexistent/data", 17, NULL, 0, 30, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x5010, 50, 50, 40, 0);
+	q(f, 0, &r);
+	flush_expect(f, UINT64_MAX,
+		     "CPU_SWITCH 0; TIME 0xa; TASK_SWITCH 0x32 0x32 0; "
+		     "IMAGE_DEF 0x1 0x4 0 0 0 0 0 0x7fff0000 0x7fff2000 '[vdso]'; "
+		     "IMAGE_SWITCH 0x1 0x2; S 0x100 0; "
+		     "IMAGE_DEF 0x2 0x5 0 0 0 0 0 0 0 '[unknown]'; IMAGE_SWITCH 0x2 0x2; S 0 0; "
+		     "S 0 0; ");
+	assert_int_equal(hostsync__stats(f->hs)->unknown, 2);
+}
+
+static void test_fork_copies_maps_exec_clears(void **state)
+{
+	struct fx *f = *state;
+	struct rec r;
+
+	mmap2_file(&r, 10, 0x1000, 0x1000, 0, "/nonexistent/sh", 1);
+	q(f, 0, &r);
+	task(&r, PERF_RECORD_FORK, 11, 10, 11, 10, 2);
+	q(f, 0, &r);
+	/* The child runs its parent's code at first. */
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1100, 11, 11, 3, 0);
+	q(f, 0, &r);
+	/* A new thread of the child shares its maps. */
+	task(&r, PERF_RECORD_FORK, 11, 11, 12, 11, 4);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1200, 11, 12, 5, 0);
+	q(f, 0, &r);
+	/* exec: the old maps are gone, the new binary is the app image. */
+	comm(&r, 11, 11, "prog", true, 6);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1100, 11, 11, 7, 0);
+	q(f, 0, &r);
+	mmap2_file(&r, 11, 0x2000, 0x1000, 0, "/nonexistent/prog", 8);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x2010, 11, 11, 9, 0);
+	q(f, 0, &r);
+	/* The parent still has its maps. */
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1010, 10, 10, 10, 0);
+	q(f, 0, &r);
+	flush_expect(f, UINT64_MAX,
+		     "CPU_SWITCH 0; TIME 0x3; " FILEDEF(
+			     "0x1",
+			     "/nonexistent/sh") "TASK_SWITCH 0xb 0xb 0x1; IMAGE_SWITCH 0x1 0x2; S "
+						"0x100 0; "
+						"TASK_SWITCH 0xb 0xc 0x1; S 0x200 0; "
+						"COMM 0xb 0xb 'prog'; "
+						"TASK_SWITCH 0xb 0xb 0; IMAGE_DEF 0x2 0x5 0 0 0 0 "
+						"0 0 0 '[unknown]'; "
+						"IMAGE_SWITCH 0x2 0x2; S 0 0; " FILEDEF(
+							"0x3",
+							"/nonexistent/prog") "TASK_SWITCH 0xb 0xb "
+									     "0x3; IMAGE_SWITCH "
+									     "0x3 0x2; S 0x10 0; "
+									     "TASK_SWITCH 0xa 0xa "
+									     "0x1; IMAGE_SWITCH "
+									     "0x1 0x2; S 0x10 0; ");
+}
+
+static void test_exit_drops_process(void **state)
+{
+	struct fx *f = *state;
+	struct rec r;
+
+	mmap2_file(&r, 20, 0x1000, 0x1000, 0, "/nonexistent/a", 1);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 20, 20, 2, 0);
+	q(f, 0, &r);
+	/* A thread's exit keeps the process. */
+	task(&r, PERF_RECORD_EXIT, 20, 20, 21, 20, 3);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1004, 20, 20, 4, 0);
+	q(f, 0, &r);
+	task(&r, PERF_RECORD_EXIT, 20, 20, 20, 20, 5);
+	q(f, 0, &r);
+	/* After the leader's exit nothing places its samples (no /proc here). */
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1008, 20, 20, 6, 0);
+	q(f, 0, &r);
+	flush_expect(f, UINT64_MAX,
+		     "CPU_SWITCH 0; TIME 0x2; " FILEDEF(
+			     "0x1", "/nonexistent/a") "TASK_SWITCH 0x14 0x14 0x1; IMAGE_SWITCH 0x1 "
+						      "0x2; S 0 0; S 0x4 0; "
+						      "DROPPED 0x1 0x1; ");
+	assert_int_equal(hostsync__stats(f->hs)->no_task, 1);
+}
+
+static void test_time_order_across_cpus(void **state)
+{
+	struct fx *f = *state;
+	struct rec r;
+
+	mmap2_file(&r, 5, 0x1000, 0x1000, 0, "/nonexistent/x", 1);
+	q(f, 0, &r);
+	/* CPU 1's ring is read after CPU 0's, but its samples are older. */
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1030, 5, 5, 3000000, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1040, 5, 5, 4000000, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1010, 5, 6, 1000000, 1);
+	q(f, 1, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1020, 5, 6, 2000000, 1);
+	q(f, 1, &r);
+	/* Only what is at or before the horizon comes out. */
+	flush_expect(f, 3000000,
+		     "CPU_SWITCH 0x1; TIME 0xf4240; " FILEDEF(
+			     "0x1", "/nonexistent/x") "TASK_SWITCH 0x5 0x6 0x1; IMAGE_SWITCH 0x1 "
+						      "0x2; S 0x10 0; "
+						      "TIME 0x1e8480; S 0x20 0; "
+						      "CPU_SWITCH 0; TIME 0x2dc6c0; TASK_SWITCH "
+						      "0x5 0x5 0x1; S 0x30 0; ");
+	/* Older than the flushed horizon: late, but emitted. CPU taken from the record. */
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1050, 5, 5, 2500000, 1);
+	q(f, -1, &r);
+	assert_int_equal(hostsync__stats(f->hs)->late, 1);
+	flush_expect(f, UINT64_MAX,
+		     "CPU_SWITCH 0x1; S 0x50 0; CPU_SWITCH 0; TIME 0x3d0900; S 0x40 0; ");
+}
+
+static void test_time_once_per_ms(void **state)
+{
+	struct fx *f = *state;
+	struct rec r;
+
+	mmap2_file(&r, 5, 0x1000, 0x1000, 0, "/nonexistent/x", 1);
+	q(f, 0, &r);
+	for (uint64_t t = 0; t < 10; t++) {
+		sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 5, 5, 10000000 + t * 250000, 0);
+		q(f, 0, &r);
+	}
+	flush_expect(f, UINT64_MAX,
+		     "CPU_SWITCH 0; TIME 0x989680; " FILEDEF(
+			     "0x1", "/nonexistent/x") "TASK_SWITCH 0x5 0x5 0x1; IMAGE_SWITCH 0x1 "
+						      "0x2; S 0 0; S 0 0; S 0 0; S 0 0; "
+						      "TIME 0xa7d8c0; S 0 0; S 0 0; S 0 0; S 0 0; "
+						      "TIME 0xb71b00; S 0 0; S 0 0; ");
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void test_kernel_and_modules(void **state)
+{
+	struct fx *f = *state;
+	char ks[128], mods[128];
+	struct rec r;
+	char *got;
+
+	strcpy(f->dir, "/tmp/test-hostsync-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(ks, sizeof(ks), "%s/kallsyms", f->dir);
+	snprintf(mods, sizeof(mods), "%s/modules", f->dir);
+	write_file(ks, "ffffffff81000000 T _stext\n"
+		       "ffffffff81000000 T _text\n"
+		       "ffffffff81000100 t do_one\n"
+		       "ffffffff81000200 D some_data\n"
+		       "ffffffff81000300 W weak_fn\n"
+		       "ffffffff81001000 T _etext\n"
+		       "ffffffffc0001000 t mod_fn\t[kvm]\n"
+		       "garbage line\n"
+		       "ffffffffc0001000\n");
+	write_file(mods, "kvm 8192 1 - Live 0xffffffffc0001000\n"
+			 "broken line\n"
+			 "hidden 4096 0 - Live 0x0000000000000000\n");
+	assert_int_equal(hostsync__load_kernel(f->hs, ks, mods, &f->out), 0);
+	got = fmt(&f->out);
+	assert_string_equal(got, "KMOD 0xffffffffc0001000 0x2000 'kvm'; "
+				 "KSYM 0xffffffff81000000 0x100 0x54 '_stext'; "
+				 "KSYM 0xffffffff81000000 0x100 0x54 '_text'; "
+				 "KSYM 0xffffffff81000100 0x200 0x74 'do_one'; "
+				 "KSYM 0xffffffff81000300 0xd00 0x57 'weak_fn'; "
+				 "KSYM 0xffffffff81001000 0 0x54 '_etext'; "
+				 "KSYM 0xffffffffc0001000 0x2000 0x74 'mod_fn [kvm]'; ");
+	free(got);
+
+	sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000150, 0, 0, 100, 1);
+	q(f, 1, &r);
+	sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffffc0001010, 0, 0, 200, 1);
+	q(f, 1, &r);
+	sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffffa0000000, 0, 0, 300, 1);
+	q(f, 1, &r);
+	flush_expect(f, UINT64_MAX,
+		     "CPU_SWITCH 0x1; TIME 0x64; "
+		     "IMAGE_DEF 0x2 0x2 0 0 0 0 0 0xffffffff81000000 0xffffffff81001000 'vmlinux'; "
+		     "TASK_SWITCH 0 0 0x2; IMAGE_SWITCH 0x2 0x1; S 0x150 0; "
+		     "IMAGE_DEF 0x1 0x3 0 0 0 0 0 0xffffffffc0001000 0xffffffffc0003000 'kvm'; "
+		     "IMAGE_SWITCH 0x1 0x1; S 0x10 0; "
+		     "IMAGE_DEF 0x3 0x5 0 0 0 0 0 0 0 '[unknown]'; IMAGE_SWITCH 0x3 0x1; S 0 0; ");
+}
+
+static void test_lost_throttle_guest(void **state)
+{
+	struct fx *f = *state;
+	struct rec r;
+
+	begin(&r, PERF_RECORD_LOST, 0);
+	put64(&r, ID0);
+	put64(&r, 17);
+	trailer(&r, 0, 0, 5, 1);
+	finish(&r);
+	q(f, 1, &r);
+	begin(&r, PERF_RECORD_LOST_SAMPLES, 0);
+	put64(&r, 3);
+	trailer(&r, 0, 0, 6, 0);
+	finish(&r);
+	q(f, -1, &r);
+	begin(&r, PERF_RECORD_THROTTLE, 0);
+	put64(&r, 7);
+	put64(&r, ID0);
+	put64(&r, ID0);
+	trailer(&r, 0, 0, 7, 1);
+	finish(&r);
+	q(f, 1, &r);
+	begin(&r, PERF_RECORD_UNTHROTTLE, 0);
+	put64(&r, 8);
+	put64(&r, ID0);
+	put64(&r, ID0);
+	trailer(&r, 0, 0, 8, 1);
+	finish(&r);
+	q(f, 1, &r);
+	/* Guest-mode samples: guest mode, [unknown] image, counted. */
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401000, 0, 0, 9, 1);
+	q(f, 1, &r);
+	flush_expect(f, UINT64_MAX,
+		     "LOST 0x1 0x11; LOST 0 0x3; THROTTLE 0x1 0x1; "
+		     "CPU_SWITCH 0x1; TIME 0x9; TASK_SWITCH 0 0 0; "
+		     "IMAGE_DEF 0x1 0x5 0 0 0 0 0 0 0 '[unknown]'; IMAGE_SWITCH 0x1 0x4; S 0 0; ");
+	assert_int_equal(hostsync__stats(f->hs)->lost, 20);
+	assert_int_equal(hostsync__stats(f->hs)->throttled, 1);
+	assert_int_equal(hostsync__stats(f->hs)->guest, 1);
+}
+
+static void test_garbage_counted_and_skipped(void **state)
+{
+	struct fx *f = *state;
+	struct rec r;
+	uint8_t junk[256] = {0};
+	uint64_t bad_before;
+
+	/* Too short for a header, size field larger than the data, size below a header. */
+	assert_int_equal(hostsync__queue(f->hs, 0, junk, 4), 0);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 1, 1, 1, 0);
+	assert_int_equal(hostsync__queue(f->hs, 0, r.b, r.n - 8), 0);
+	r.b[6] = 4;
+	r.b[7] = 0;
+	assert_int_equal(hostsync__queue(f->hs, 0, r.b, r.n), 0);
+	/* A sample whose size cuts the fields short. */
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 1, 1, 1, 0);
+	r.n = 24;
+	finish(&r);
+	q(f, 0, &r);
+	/* A sample of an event id that is not ours. */
+	sample(&r, PERF_RECORD_MISC_USER, 999, 0x1000, 1, 1, 1, 0);
+	q(f, 0, &r);
+	/* An MMAP2 too short for its fixed part, a COMM with no room for the trailer. */
+	begin(&r, PERF_RECORD_MMAP2, 0);
+	put64(&r, 0);
+	trailer(&r, 1, 1, 1, 0);
+	finish(&r);
+	q(f, 0, &r);
+	begin(&r, PERF_RECORD_COMM, 0);
+	put32(&r, 1);
+	finish(&r);
+	q(f, 0, &r);
+	/* Random bytes in every length. */
+	srand(1);
+	for (size_t n = 0; n < sizeof(junk); n++) {
+		for (size_t i = 0; i < n; i++)
+			junk[i] = (uint8_t)rand();
+		for (int cpu = -1; cpu < 2; cpu++)
+			assert_int_equal(hostsync__queue(f->hs, cpu, junk, n), 0);
+	}
+	bad_before = hostsync__stats(f->hs)->bad_records;
+	assert_true(bad_before >= 6);
+	dp_words__reset(&f->out);
+	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
+	assert_true(hostsync__stats(f->hs)->bad_records >= bad_before + 2);
+	/* Malformed samples show up as DROPPED (reason 2) in the stream. */
+	{
+		char *got = fmt(&f->out);
+
+		assert_non_null(strstr(got, "DROPPED 0x2 "));
+		free(got);
+	}
+}
+
+static void test_hostile_filename_bounded(void **state)
+{
+	struct fx *f = *state;
+	static char name[5000];
+	struct rec r;
+	char *got;
+
+	/* 5000 bytes of "../", no NUL before the trailer. */
+	for (size_t i = 0; i < sizeof(name); i++)
+		name[i] = "../"[i % 3];
+	name[0] = '/';
+	mmap2(&r, 9, 0x1000, 0x1000, 0, PROT_EXEC, name, sizeof(name), NULL, 0, 1, 0);
+	/* Overwrite the padding NULs so the name runs into the trailer. */
+	memset(r.b + 72 + sizeof(name), 'A', r.n - 32 - 72 - sizeof(name));
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1010, 9, 9, 2, 0);
+	q(f, 0, &r);
+	dp_words__reset(&f->out);
+	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
+	got = fmt(&f->out);
+	/* The name is cut at 4096 bytes and the trailer is not part of it. */
+	assert_non_null(strstr(got, "IMAGE_DEF 0x1 0x1 "));
+	assert_null(strstr(got, "AAAA"));
+	assert_non_null(strstr(got, "S 0x10 0;"));
+	{
+		const char *p = strstr(got, "'/./"), *e = p ? strchr(p + 1, '\'') : NULL;
+
+		assert_non_null(e);
+		assert_int_equal(e - p - 1, 4096);
+	}
+	free(got);
+}
+
+static void test_scan_fake_proc(void **state)
+{
+	struct fx *f = *state;
+	char path[256];
+	struct rec r;
+	char *got;
+
+	strcpy(f->dir, "/tmp/test-hostsync-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(path, sizeof(path), "%s/321", f->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/321/maps", f->dir);
+	write_file(path, "00400000-00402000 r-xp 00001000 08:01 77 /nonexistent/app\n"
+			 "00600000-00601000 rw-p 00000000 08:01 77 /nonexistent/app\n"
+			 "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 \n"
+			 "not a maps line\n");
+	snprintf(path, sizeof(path), "%s/321/comm", f->dir);
+	write_file(path, "app\n");
+	snprintf(path, sizeof(path), "%s/321/exe", f->dir);
+	assert_int_equal(symlink("/nonexistent/app", path), 0);
+	/* An entry with nothing in it: skipped and counted. */
+	snprintf(path, sizeof(path), "%s/999", f->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	hostsync__set_procfs(f->hs, f->dir);
+	assert_int_equal(hostsync__scan_proc(f->hs, &f->out), 0);
+	got = fmt(&f->out);
+	assert_string_equal(got, "COMM 0 0 'swapper'; COMM 0x141 0x141 'app'; ");
+	free(got);
+	assert_int_equal(hostsync__stats(f->hs)->proc_skipped, 1);
+
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400010, 321, 321, 1, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x7f0000000008, 321, 321, 2, 0);
+	q(f, 0, &r);
+	flush_expect(f, UINT64_MAX,
+		     "CPU_SWITCH 0; TIME 0x1; " FILEDEF(
+			     "0x1", "/nonexistent/app") "TASK_SWITCH 0x141 0x141 0x1; IMAGE_SWITCH "
+							"0x1 0x2; S 0x1010 0; "
+							"IMAGE_DEF 0x2 0x4 0 0 0 0 0 "
+							"0x7f0000000000 0x7f0000001000 'anon'; "
+							"IMAGE_SWITCH 0x2 0x2; S 0x8 0; ");
+}
+
+static void test_lazy_proc_read(void **state)
+{
+	struct fx *f = *state;
+	char path[256];
+	struct rec r;
+
+	strcpy(f->dir, "/tmp/test-hostsync-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	hostsync__set_procfs(f->hs, f->dir);
+	/* The process appears after the scan, with no records about it. */
+	snprintf(path, sizeof(path), "%s/55", f->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/55/maps", f->dir);
+	write_file(path, "00400000-00401000 r-xp 00000000 08:01 9 /nonexistent/late\n");
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400020, 55, 56, 1, 0);
+	q(f, 0, &r);
+	flush_expect(f, UINT64_MAX,
+		     "CPU_SWITCH 0; TIME 0x1; TASK_SWITCH 0x37 0x38 0; " FILEDEF(
+			     "0x1", "/nonexistent/late") "IMAGE_SWITCH 0x1 0x2; S 0x20 0; ");
+}
+
+static void test_real_build_id(void **state)
+{
+	struct fx *f = *state;
+	const char *self = "/proc/self/exe";
+	char exe[4096];
+	ssize_t n = readlink(self, exe, sizeof(exe) - 1);
+	struct rec r;
+	char *got, *p;
+
+	struct stat st;
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	assert_int_equal(stat(exe, &st), 0);
+	mmap_ino = st.st_ino;
+	mmap2_file(&r, 3, 0x1000, 0x1000, 0, exe, 1);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 3, 3, 2, 0);
+	q(f, 0, &r);
+	dp_words__reset(&f->out);
+	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
+	got = fmt(&f->out);
+	p = strstr(got, "IMAGE_DEF 0x1 0x1 ");
+	assert_non_null(p);
+	/* This test binary is linked with a build-id by Debian's gcc: 20 bytes, and an mtime. */
+	assert_null(strstr(p, "IMAGE_DEF 0x1 0x1 0 "));
+	assert_non_null(strstr(p, " 0x14 "));
+	free(got);
+	/* Other tests use an inode no real file has, so nothing is read from disk. */
+	mmap_ino = 4242;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+		T(test_mmap2_sample_exact_words), T(test_build_id_from_mmap2),
+		T(test_anon_vdso_and_unknown),	  T(test_fork_copies_maps_exec_clears),
+		T(test_exit_drops_process),	  T(test_time_order_across_cpus),
+		T(test_time_once_per_ms),	  T(test_kernel_and_modules),
+		T(test_lost_throttle_guest),	  T(test_garbage_counted_and_skipped),
+		T(test_hostile_filename_bounded), T(test_scan_fake_proc),
+		T(test_lazy_proc_read),		  T(test_real_build_id),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
