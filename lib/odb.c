@@ -293,6 +293,8 @@ int odb__open(int dirfd, const char *relpath, const struct odb_header *hdr, stru
 	*out = NULL;
 	if (!relpath || strlen(relpath) >= PATH_MAX)
 		return -EINVAL;
+	if (relpath[0] == '/')
+		return -EXDEV;
 	db = calloc(1, sizeof(*db));
 	if (!db)
 		return -ENOMEM;

@@ -17,8 +17,12 @@
 /*
  * Create (mode 0700) or reuse a session directory for recording: an existing
  * directory must be empty or already a session (its old samples/, raw/, meta/
- * and domains/ are removed). Returns the directory fd or -errno; -ENOTDIR when
- * the path is not a directory, -EEXIST when it is a non-empty non-session dir.
+ * and domains/ are removed, never following a symlink). A directory holding
+ * only an empty skeleton of those (a recorder stopped before the marker was
+ * written) counts as empty. Creates meta/, samples/current/ and raw/ but not
+ * the marker: the daemon writes meta/session. Returns the directory fd or
+ * -errno; -ENOTDIR when the path is not a directory, -EEXIST when it is a
+ * non-empty non-session dir.
  */
 int session__create(const char *path);
 

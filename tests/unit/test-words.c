@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The word codec: round trips, and hostile input counted and skipped. */
+#include "config.h"
+
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,8 +47,7 @@ static void test_record_string_round_trip(void **state)
 		size_t pos = 0;
 
 		dp_words__init(&b);
-		assert_int_equal(
-			dp_words__record_str(&b, DP_CODE_COMM, args, 2, in, lens[k]), 0);
+		assert_int_equal(dp_words__record_str(&b, DP_CODE_COMM, args, 2, in, lens[k]), 0);
 		assert_int_equal(dp_words__next(b.w, b.n, &pos, &it), 1);
 		assert_false(it.is_sample);
 		assert_int_equal(it.code, DP_CODE_COMM);
