@@ -1,1 +1,13 @@
-# bench/ build fragment, included by the top Makefile.am.
+# bench/: `make bench` (never part of `make check`): ratios measured side by
+# side in one run, printed as a table by bench/run.sh.
+EXTRA_PROGRAMS = bench/gen-stream
+bench_gen_stream_SOURCES = bench/gen-stream.c
+bench_gen_stream_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
+bench_gen_stream_LDADD = lib/libdpcore.a $(ZSTD_LIBS)
+CLEANFILES += bench/gen-stream
+EXTRA_DIST += bench/run.sh bench/measure.py
+
+bench: bench/gen-stream cli/domprof tests/workloads/split tests/workloads/busy
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(top_srcdir)/bench/run.sh
+.PHONY: bench

@@ -26,8 +26,8 @@
 static volatile uint64_t sink;
 
 #define SPLIT_FN(name)                                                                             \
-	__attribute__((noipa)) void name(uint64_t n);                                             \
-	__attribute__((noipa)) void name(uint64_t n)                                              \
+	__attribute__((noipa)) void name(uint64_t n);                                              \
+	__attribute__((noipa)) void name(uint64_t n)                                               \
 	{                                                                                          \
 		uint64_t x = sink;                                                                 \
 		for (uint64_t i = 0; i < n; i++) {                                                 \

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * gen-stream: writes a realistic saved event buffer of SAMPLES samples for
+ * the ingest benchmark, through lib's stream_writer: two CPUs, a TIME record
+ * and a context switch every few samples, the kernel with 1000 symbols and a
+ * user binary whose three functions get 50/30/20 of the user samples.
+ *
+ *   gen-stream OUT.zst SAMPLES BINARY A_OFF B_OFF C_OFF FN_SIZE
+ *
+ * The offsets are file offsets of split_a/b/c in BINARY (from nm).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "domprof/stream.h"
+#include "domprof/words.h"
+
+#define KBASE  0xffffffff81000000ull
+#define KSIZE  (16ull << 20)
+#define NKSYMS 1000
+#define RUN    8 /* samples between context switches */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static int flush_words(struct stream_writer *w, struct dp_words *b)
+{
+	int r = stream_writer__write(w, b->w, b->n);
+
+	dp_words__reset(b);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 8) {
+		fprintf(stderr,
+			"usage: gen-stream OUT.zst SAMPLES BINARY A_OFF B_OFF C_OFF FN_SIZE\n");
+		return 2;
+	}
+	char *outdup = strdup(argv[1]), *outdup2 = strdup(argv[1]);
+	uint64_t nsamples = strtoull(argv[2], NULL, 0);
+	const char *binary = argv[3];
+	uint64_t fn[3] = {strtoull(argv[4], NULL, 0), strtoull(argv[5], NULL, 0),
+			  strtoull(argv[6], NULL, 0)};
+	uint64_t fn_size = strtoull(argv[7], NULL, 0);
+	struct stream_writer *w;
+	struct dp_words b;
+	struct stat st;
+	char name[64];
+	int dirfd, r;
+
+	if (!outdup || !outdup2 || !fn_size)
+		return 2;
+	dirfd = open(dirname(outdup), O_DIRECTORY | O_RDONLY);
+	if (dirfd < 0) {
+		perror("gen-stream: output directory");
+		return 1;
+	}
+	r = stream_writer__open(dirfd, basename(outdup2), &w);
+	if (r < 0) {
+		fprintf(stderr, "gen-stream: %s: %s\n", argv[1], strerror(-r));
+		return 1;
+	}
+	dp_words__init(&b);
+
+	uint64_t t = 1000000000ull;
+	uint64_t a_session[] = {DP_WORDS_VERSION, t, 2, DP_SESSION_TIMER_MODE};
+	dp_words__record(&b, DP_CODE_SESSION, a_session, 4);
+	uint64_t a_ev[] = {0, 1, 0, 0, 4000, 0, DP_EVENT_KERNEL | DP_EVENT_USER | DP_EVENT_FREQ};
+	dp_words__record_str(&b, DP_CODE_EVENT_DEF, a_ev, 7, "cpu-clock", 9);
+	for (int i = 0; i < NKSYMS; i++) {
+		uint64_t a_ks[] = {KBASE + (uint64_t)i * (KSIZE / NKSYMS), KSIZE / NKSYMS, 't'};
+		int len = snprintf(name, sizeof(name), "bench_kfunc_%d", i);
+		dp_words__record_str(&b, DP_CODE_KSYM, a_ks, 3, name, (size_t)len);
+	}
+	uint64_t mtime = stat(binary, &st) == 0 ? (uint64_t)st.st_mtime : 0;
+	uint64_t a_img1[] = {1, DP_IMAGE_FILE, mtime, 0, 0, 0, 0, 0, 0};
+	dp_words__record_str(&b, DP_CODE_IMAGE_DEF, a_img1, 9, binary, strlen(binary));
+	uint64_t a_img2[] = {2, DP_IMAGE_KERNEL, 0, 0, 0, 0, 0, KBASE, KBASE + KSIZE};
+	dp_words__record_str(&b, DP_CODE_IMAGE_DEF, a_img2, 9, "vmlinux", 7);
+	for (int cpu = 0; cpu < 2; cpu++) {
+		uint64_t a_comm[] = {1000 + cpu, 1000 + cpu};
+		dp_words__record_str(&b, DP_CODE_COMM, a_comm, 2, "split", 5);
+	}
+
+	uint64_t done = 0, run = 0;
+	while (done < nsamples) {
+		unsigned cpu = run & 1;
+		int kernel = next_rand() % 10 < 3;
+		uint64_t a_cpu[] = {cpu};
+		uint64_t a_time[] = {t};
+		uint64_t a_task[] = {1000 + cpu, 1000 + cpu, 1};
+		uint64_t a_isw[] = {kernel ? 2 : 1,
+				    kernel ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER};
+
+		dp_words__record(&b, DP_CODE_CPU_SWITCH, a_cpu, 1);
+		dp_words__record(&b, DP_CODE_TIME, a_time, 1);
+		dp_words__record(&b, DP_CODE_TASK_SWITCH, a_task, 3);
+		dp_words__record(&b, DP_CODE_IMAGE_SWITCH, a_isw, 2);
+		for (int i = 0; i < RUN && done < nsamples; i++, done++) {
+			uint64_t off;
+			if (kernel) {
+				off = next_rand() % KSIZE;
+			} else {
+				uint64_t p = next_rand() % 10;
+				off = fn[p < 5 ? 0 : p < 8 ? 1 : 2] + next_rand() % fn_size;
+			}
+			dp_words__sample(&b, off, 0);
+		}
+		t += RUN * 125000; /* 8 samples at 4 kHz per CPU, two CPUs interleaved */
+		run++;
+		if (b.n > 65536 && (r = flush_words(w, &b)) < 0)
+			goto out_err;
+	}
+	uint64_t a_end[] = {t};
+	dp_words__record(&b, DP_CODE_END, a_end, 1);
+	r = flush_words(w, &b);
+	if (r < 0)
+		goto out_err;
+	r = stream_writer__close(w);
+	w = NULL;
+	if (r < 0)
+		goto out_err;
+	dp_words__fini(&b);
+	printf("%llu samples\n", (unsigned long long)done);
+	return 0;
+out_err:
+	fprintf(stderr, "gen-stream: writing %s: %s\n", argv[1], strerror(-r));
+	stream_writer__close(w);
+	dp_words__fini(&b);
+	return 1;
+}
