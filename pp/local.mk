@@ -1,1 +1,22 @@
 # pp/ build fragment, included by the top Makefile.am.
+# pp/: post-profiling (report, symbolisation, import): reads sessions only.
+noinst_LIBRARIES += pp/libdppp.a
+pp_libdppp_a_SOURCES = \
+	pp/pp.h \
+	pp/session-read.c \
+	pp/symbols.c \
+	pp/report.c \
+	pp/import.c
+pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
+PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS)
+
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test-symbols tests/unit/test-report
+TESTS += tests/unit/test-symbols tests/unit/test-report
+tests_unit_test_symbols_SOURCES = tests/unit/test-symbols.c
+tests_unit_test_symbols_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
+tests_unit_test_symbols_LDADD = $(PP_LIBS) $(UNIT_LIBS)
+tests_unit_test_report_SOURCES = tests/unit/test-report.c
+tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_report_LDADD = $(PP_LIBS) $(UNIT_LIBS)
+endif

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* `domprof report`: print a session's profile. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "domprof/cli.h"
+#include "domprof/report.h"
+#include "domprof/session.h"
+
+static void report_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: domprof report [--session-dir DIR] [--symbols] [--domain NAME]\n"
+		"                      [--format text|csv|json] [--event NAME]\n\n"
+		"Print where the samples of a session went, per domain, mode and image,\n"
+		"and with --symbols per symbol.\n\n"
+		"  --session-dir DIR   the session to read (default ./%s)\n"
+		"  -l, --symbols       one row per symbol (kernel symbols from the session's\n"
+		"                      meta/kallsyms, user symbols from the binaries on disk\n"
+		"                      and their separate debuginfo)\n"
+		"  --domain NAME       only this domain (the host is \"host\")\n"
+		"  --format FORMAT     text (default), csv or json; see doc/report.md\n"
+		"  --event NAME        only this event\n"
+		"  --debuginfo-path P  where to look for separate debuginfo\n"
+		"                      (default \":.debug:/usr/lib/debug\")\n"
+		"  -h, --help          show this help\n",
+		DP_SESSION_DEFAULT_DIR);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	enum { OPT_SESSION_DIR = 256, OPT_DOMAIN, OPT_FORMAT, OPT_EVENT, OPT_DEBUGINFO };
+	static const struct option longopts[] = {
+		{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
+		{"symbols", no_argument, NULL, 'l'},
+		{"domain", required_argument, NULL, OPT_DOMAIN},
+		{"format", required_argument, NULL, OPT_FORMAT},
+		{"event", required_argument, NULL, OPT_EVENT},
+		{"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct report_opts opts = {.session_dir = DP_SESSION_DEFAULT_DIR};
+	enum report_format fmt = REPORT_TEXT;
+	struct report *r = NULL;
+	char err[1024] = "";
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "lh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_SESSION_DIR:
+			opts.session_dir = optarg;
+			break;
+		case 'l':
+			opts.symbols = true;
+			break;
+		case OPT_DOMAIN:
+			opts.domain = optarg;
+			break;
+		case OPT_FORMAT:
+			if (report__parse_format(optarg, &fmt)) {
+				fprintf(stderr,
+					"domprof report: unknown format '%s' (text, csv or json)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_EVENT:
+			opts.event = optarg;
+			break;
+		case OPT_DEBUGINFO:
+			opts.debuginfo_path = optarg;
+			break;
+		case 'h':
+			report_usage(stdout);
+			return 0;
+		default:
+			report_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "domprof report: unexpected argument '%s'\n", argv[optind]);
+		report_usage(stderr);
+		return 2;
+	}
+	ret = report__load(&opts, &r, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "domprof report: %s\n", *err ? err : strerror(-ret));
+		return 1;
+	}
+	ret = report__write(r, fmt, stdout);
+	report__free(r);
+	if (ret) {
+		fprintf(stderr, "domprof report: writing the report: %s\n", strerror(-ret));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `domprof report`: a session's samples per domain, mode, image and (with
+ * symbols) symbol, as opreport-like text, CSV or JSON (doc/report.md).
+ */
+#ifndef DOMPROF_REPORT_H
+#define DOMPROF_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum report_format {
+	REPORT_TEXT,
+	REPORT_CSV,
+	REPORT_JSON,
+};
+
+struct report_opts {
+	const char *session_dir;
+	const char *domain;	    /* NULL: all domains */
+	const char *event;	    /* NULL: all events */
+	const char *debuginfo_path; /* libdwfl search path; NULL: the default */
+	bool symbols;
+};
+
+struct report;
+
+/* "text", "csv" or "json"; -EINVAL otherwise. */
+int report__parse_format(const char *s, enum report_format *out);
+
+/*
+ * Read the session and resolve symbols. On error returns -errno and err holds
+ * one line: -ENOENT/-ENOTDIR (no such directory), -EINVAL (not a session),
+ * -ESRCH (unknown domain or event).
+ */
+int report__load(const struct report_opts *opts, struct report **out, char *err, size_t errlen);
+/* Write the report to f; -EIO when writing fails. */
+int report__write(const struct report *r, enum report_format fmt, FILE *f);
+/* Samples in the selection, all events. */
+uint64_t report__total_samples(const struct report *r);
+/* NULL is fine. */
+void report__free(struct report *r);
+
+#endif

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Symbolisation for reports: kernel and module symbols from a session's
+ * meta/kallsyms (never the live /proc/kallsyms, which may have changed since
+ * the recording), and ELF file images through elfutils' libdwfl (.symtab,
+ * .dynsym, separate debuginfo by build-id or .gnu_debuglink).
+ */
+#ifndef DOMPROF_SYMBOLS_H
+#define DOMPROF_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SYM_UNKNOWN "[unknown]"
+/* Longest symbol name kept from meta/kallsyms. */
+#define KSYM_NAME_MAX 1024
+/* Most symbols and modules read from one meta/kallsyms. */
+#define KSYM_MAX (4u << 20)
+
+/* ---- kernel symbols (meta/kallsyms) ---- */
+
+struct ksyms;
+
+/*
+ * Parse meta/kallsyms text: "addr size type name" lines (hex) and
+ * "module name start size" lines, tab-separated, fields %XX-escaped.
+ * Malformed lines are counted (ksyms__bad_lines) and skipped.
+ */
+int ksyms__parse(const char *data, size_t len, struct ksyms **out);
+/* Read and parse relpath beneath dirfd; -ENOENT when it does not exist. */
+int ksyms__load(int dirfd, const char *relpath, struct ksyms **out);
+/* NULL is fine. */
+void ksyms__free(struct ksyms *k);
+size_t ksyms__count(const struct ksyms *k);
+size_t ksyms__bad_lines(const struct ksyms *k);
+/*
+ * The load address of module name; for "vmlinux" (or NULL) the kernel's
+ * _stext. -ENOENT when unknown.
+ */
+int ksyms__module_start(const struct ksyms *k, const char *name, uint64_t *start);
+/*
+ * The text symbol covering addr (the last one at or below it, within its size
+ * when the size is known), or NULL. *sym_addr gets its address if non-NULL.
+ * Module symbols carry their " [module]" suffix.
+ */
+const char *ksyms__lookup(const struct ksyms *k, uint64_t addr, uint64_t *sym_addr);
+
+/* ---- ELF file images ---- */
+
+struct elfsym_opts {
+	/*
+	 * libdwfl's debuginfo search path (":.debug:/usr/lib/debug" when NULL):
+	 * separate debuginfo is looked for by build-id under the absolute
+	 * entries and by .gnu_debuglink beside the file.
+	 */
+	const char *debuginfo_path;
+	/* Recorded identity, to tell a binary that changed after recording. */
+	const char *build_id_hex; /* lower-case hex, NULL or "" if none was recorded */
+	uint64_t mtime;		  /* 0 if unknown */
+};
+
+struct elfsym;
+
+/*
+ * Open path for symbolisation. -ENOENT when the file does not exist, -ENOEXEC
+ * when it is not an ELF file, other -errno otherwise.
+ */
+int elfsym__open(const char *path, const struct elfsym_opts *opts, struct elfsym **out);
+/* NULL is fine. */
+void elfsym__free(struct elfsym *e);
+/* The file on disk is not the recorded one (build-id differs, or mtime when no build-id). */
+bool elfsym__changed(const struct elfsym *e);
+/* The file's build-id in lower-case hex, "" when it has none. */
+const char *elfsym__build_id(const struct elfsym *e);
+/*
+ * File offset to the ELF virtual address, through the PT_LOAD segment whose
+ * file range holds it (vaddr = off - p_offset + p_vaddr). -ENOENT if none.
+ */
+int elfsym__offset_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *vaddr);
+/*
+ * The symbol covering a file offset, or NULL. The name stays valid until
+ * elfsym__free(). *sym_vaddr gets the symbol's address if non-NULL.
+ */
+const char *elfsym__lookup(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr);
+
+#endif

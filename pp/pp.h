@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* pp/ internals: a session read into memory, aggregated per image and key. */
+#ifndef DOMPROF_PP_PP_H
+#define DOMPROF_PP_PP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "domprof/words.h"
+
+/* A string -> index map (open addressing, FNV-1a); keys are copied. */
+struct strmap {
+	char **keys;
+	size_t *vals;
+	size_t n, cap;
+};
+
+void strmap__init(struct strmap *m);
+void strmap__fini(struct strmap *m);
+/* The index of key, or SIZE_MAX when absent. */
+size_t strmap__get(const struct strmap *m, const char *key);
+int strmap__put(struct strmap *m, const char *key, size_t val);
+
+/* One sample count at a key, before aggregation. */
+struct pp_keycount {
+	uint64_t key;
+	uint64_t count;
+	uint32_t event;
+};
+
+struct pp_image {
+	char *domain;
+	char *mode;
+	char *tree;    /* e.g. "samples/current", "domains/d/vmm/samples/current" */
+	char *relpath; /* mangled, relative to the tree, as in meta/images */
+	char *name;    /* display name: the path of a file, the module, the anon label */
+	char *build_id;
+	enum dp_image_kind kind;
+	bool has_meta;
+	uint64_t mtime;
+	uint64_t start;
+	uint64_t totals[DP_MAX_EVENTS];
+	struct pp_keycount *keys;
+	size_t nkeys, capkeys;
+};
+
+struct pp_event {
+	char *name;
+	bool has_meta; /* described by meta/events */
+	uint32_t type;
+	uint64_t config;
+	uint64_t period;
+	uint64_t freq;
+	uint32_t um;
+	uint32_t flags;
+	uint64_t count; /* COUNT of its sample files (period, or Hz in frequency mode) */
+	uint64_t total; /* samples in the selection */
+};
+
+struct pp_stat {
+	char *key;
+	uint64_t value;
+};
+
+struct pp_session {
+	char *path;
+	int dirfd;
+	/* meta/session */
+	bool has_start, has_end, complete;
+	uint64_t start_ns, end_ns;
+	unsigned ncpus;
+	bool timer_mode;
+	/* meta/stats */
+	bool has_stats;
+	struct pp_stat *stats;
+	size_t nstats;
+	struct pp_event events[DP_MAX_EVENTS];
+	size_t nevents;
+	struct pp_image **images;
+	size_t nimages, capimages;
+	struct strmap image_index; /* "tree\trelpath" -> images[] */
+	char **domains;		   /* every domain of the session, "host" first */
+	size_t ndomains;
+	char **notes;
+	size_t nnotes;
+	/* sample files that could not be read */
+	uint64_t bad_files;
+	char *first_bad;
+	uint64_t skipped_callgraph;
+};
+
+struct pp_filter {
+	const char *domain; /* NULL: all */
+	const char *event;  /* NULL: all */
+};
+
+/*
+ * Read a session. Returns 0, or -errno with a one-line reason in err:
+ * -ENOENT/-ENOTDIR for a missing directory, -EINVAL when it is not a session,
+ * -ESRCH for an unknown domain or event in the filter.
+ */
+int pp_session__read(const char *path, const struct pp_filter *filter, struct pp_session **out,
+		     char *err, size_t errlen);
+void pp_session__free(struct pp_session *s);
+/* Add a note to the report (copied); -ENOMEM. */
+int pp_session__note(struct pp_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+uint64_t pp_session__stat(const struct pp_session *s, const char *key);
+
+#endif

@@ -1,0 +1,714 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * `domprof report`: rows per (domain, mode, image[, symbol], event) from a
+ * session read by pp/session-read.c, written as text, CSV or JSON
+ * (doc/report.md). Symbolisation is the only costly part, so each distinct
+ * key of an image is resolved once, and each ELF file is opened once.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "domprof/report.h"
+#include "domprof/symbols.h"
+#include "pp.h"
+
+struct row {
+	const char *domain;
+	const char *mode;
+	const char *image;
+	const char *symbol; /* NULL in image rows */
+	const char *event;
+	uint64_t samples;
+	double percent;
+};
+
+struct elf_entry {
+	struct elfsym *e; /* NULL when the file could not be opened */
+};
+
+struct ksyms_entry {
+	char *tree_meta; /* "meta/kallsyms" or "domains/X/meta/kallsyms" */
+	struct ksyms *k; /* NULL when missing */
+};
+
+struct report {
+	struct pp_session *s;
+	bool symbols;
+	char *event;
+	char *debuginfo_path;
+	struct row *rows;
+	size_t nrows, caprows;
+	/* symbol names, owned */
+	char **strs;
+	size_t nstrs, capstrs;
+	struct strmap elf_index;
+	struct elf_entry *elfs;
+	size_t nelfs;
+	struct ksyms_entry *ksyms;
+	size_t nksyms;
+};
+
+int report__parse_format(const char *s, enum report_format *out)
+{
+	if (!strcmp(s, "text"))
+		*out = REPORT_TEXT;
+	else if (!strcmp(s, "csv"))
+		*out = REPORT_CSV;
+	else if (!strcmp(s, "json"))
+		*out = REPORT_JSON;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+void report__free(struct report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nelfs; i++)
+		elfsym__free(r->elfs[i].e);
+	free(r->elfs);
+	strmap__fini(&r->elf_index);
+	for (size_t i = 0; i < r->nksyms; i++) {
+		free(r->ksyms[i].tree_meta);
+		ksyms__free(r->ksyms[i].k);
+	}
+	free(r->ksyms);
+	for (size_t i = 0; i < r->nstrs; i++)
+		free(r->strs[i]);
+	free(r->strs);
+	free(r->rows);
+	free(r->event);
+	free(r->debuginfo_path);
+	pp_session__free(r->s);
+	free(r);
+}
+
+uint64_t report__total_samples(const struct report *r)
+{
+	uint64_t t = 0;
+
+	for (size_t e = 0; e < r->s->nevents; e++)
+		if (!r->event || !strcmp(r->event, r->s->events[e].name))
+			t += r->s->events[e].total;
+	return t;
+}
+
+static int row__add(struct report *r, const struct pp_image *im, const char *symbol, unsigned ev,
+		    uint64_t samples)
+{
+	const struct pp_event *e = &r->s->events[ev];
+
+	if (r->nrows == r->caprows) {
+		size_t ncap = r->caprows ? r->caprows * 2 : 256;
+		struct row *p = reallocarray(r->rows, ncap, sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		r->rows = p;
+		r->caprows = ncap;
+	}
+	r->rows[r->nrows++] = (struct row){
+		.domain = im->domain,
+		.mode = im->mode,
+		.image = im->name,
+		.symbol = symbol,
+		.event = e->name,
+		.samples = samples,
+		.percent = e->total ? 100.0 * (double)samples / (double)e->total : 0.0,
+	};
+	return 0;
+}
+
+static char *str__keep(struct report *r, const char *s)
+{
+	char *d;
+
+	if (r->nstrs == r->capstrs) {
+		size_t ncap = r->capstrs ? r->capstrs * 2 : 256;
+		char **p = reallocarray(r->strs, ncap, sizeof(*p));
+
+		if (!p)
+			return NULL;
+		r->strs = p;
+		r->capstrs = ncap;
+	}
+	d = strdup(s);
+	if (d)
+		r->strs[r->nstrs++] = d;
+	return d;
+}
+
+/* ---- resolvers ---- */
+
+static struct elfsym *elf__get(struct report *r, const struct pp_image *im)
+{
+	struct elfsym_opts o = {
+		.debuginfo_path = r->debuginfo_path,
+		.build_id_hex = im->build_id,
+		.mtime = im->mtime,
+	};
+	struct elf_entry *p;
+	struct elfsym *e = NULL;
+	size_t idx;
+	int ret;
+
+	idx = strmap__get(&r->elf_index, im->name);
+	if (idx != SIZE_MAX)
+		return r->elfs[idx].e;
+	ret = elfsym__open(im->name, &o, &e);
+	if (ret == -ENOENT)
+		pp_session__note(r->s, "%s: not found", im->name);
+	else if (ret == -ENOEXEC)
+		pp_session__note(r->s, "%s: not an ELF file", im->name);
+	else if (ret)
+		pp_session__note(r->s, "%s: %s", im->name, strerror(-ret));
+	else if (elfsym__changed(e))
+		pp_session__note(r->s, "binary changed after recording: %s", im->name);
+	p = reallocarray(r->elfs, r->nelfs + 1, sizeof(*p));
+	if (!p || strmap__put(&r->elf_index, im->name, r->nelfs)) {
+		if (p)
+			r->elfs = p;
+		elfsym__free(e);
+		return NULL;
+	}
+	r->elfs = p;
+	r->elfs[r->nelfs++].e = e;
+	return e;
+}
+
+static struct ksyms *ksyms__get(struct report *r, const struct pp_image *im)
+{
+	struct ksyms_entry *p;
+	struct ksyms *k = NULL;
+	char *meta;
+	size_t slash;
+	int ret;
+
+	/* The host's kallsyms for host trees, a domain's own for its guest tree. */
+	if (!strncmp(im->tree, "domains/", 8) && strncmp(im->mode, "host", 4)) {
+		slash = strcspn(im->tree + 8, "/");
+		if (asprintf(&meta, "domains/%.*s/meta/kallsyms", (int)slash, im->tree + 8) < 0)
+			return NULL;
+	} else {
+		meta = strdup("meta/kallsyms");
+		if (!meta)
+			return NULL;
+	}
+	for (size_t i = 0; i < r->nksyms; i++) {
+		if (!strcmp(r->ksyms[i].tree_meta, meta)) {
+			free(meta);
+			return r->ksyms[i].k;
+		}
+	}
+	ret = ksyms__load(r->s->dirfd, meta, &k);
+	if (ret == -ENOENT)
+		pp_session__note(r->s, "%s is missing: kernel samples under %s", meta, SYM_UNKNOWN);
+	else if (ret)
+		pp_session__note(r->s, "%s: %s", meta, strerror(-ret));
+	else if (ksyms__bad_lines(k))
+		pp_session__note(r->s, "%s: %zu malformed lines skipped", meta,
+				 ksyms__bad_lines(k));
+	p = reallocarray(r->ksyms, r->nksyms + 1, sizeof(*p));
+	if (!p) {
+		free(meta);
+		ksyms__free(k);
+		return NULL;
+	}
+	r->ksyms = p;
+	r->ksyms[r->nksyms++] = (struct ksyms_entry){meta, k};
+	return k;
+}
+
+static int keycount__cmp(const void *a, const void *b)
+{
+	const struct pp_keycount *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->event > y->event) - (x->event < y->event);
+}
+
+static int symbolise_image(struct report *r, struct pp_image *im)
+{
+	size_t nev = r->s->nevents;
+	struct elfsym *elf = NULL;
+	struct ksyms *ks = NULL;
+	struct strmap syms;
+	const char **names = NULL;
+	uint64_t *counts = NULL, kstart = 0;
+	size_t nsyms = 0, cap = 0;
+	bool have_kstart = false;
+	int ret = 0;
+
+	if (!im->nkeys)
+		return 0;
+	strmap__init(&syms);
+	if (im->kind == DP_IMAGE_FILE && strncmp(im->mode, "guest", 5)) {
+		elf = elf__get(r, im);
+	} else if (im->kind == DP_IMAGE_KERNEL || im->kind == DP_IMAGE_MODULE) {
+		ks = ksyms__get(r, im);
+		if (im->has_meta && im->start) {
+			kstart = im->start;
+			have_kstart = true;
+		} else if (ks &&
+			   !ksyms__module_start(ks, im->kind == DP_IMAGE_KERNEL ? NULL : im->name,
+						&kstart)) {
+			have_kstart = true;
+		}
+	}
+	qsort(im->keys, im->nkeys, sizeof(*im->keys), keycount__cmp);
+	for (size_t i = 0; i < im->nkeys;) {
+		uint64_t key = im->keys[i].key;
+		const char *name = NULL;
+		size_t idx;
+
+		if (elf)
+			name = elfsym__lookup(elf, key, NULL);
+		else if (ks && have_kstart)
+			name = ksyms__lookup(ks, kstart + key, NULL);
+		if (!name)
+			name = SYM_UNKNOWN;
+		idx = strmap__get(&syms, name);
+		if (idx == SIZE_MAX) {
+			if (nsyms == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				const char **pn = reallocarray(names, ncap, sizeof(*pn));
+				uint64_t *pc;
+
+				if (!pn) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				names = pn;
+				pc = reallocarray(counts, ncap * nev, sizeof(*pc));
+				if (!pc) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				counts = pc;
+				cap = ncap;
+			}
+			names[nsyms] = str__keep(r, name);
+			if (!names[nsyms]) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			memset(&counts[nsyms * nev], 0, nev * sizeof(*counts));
+			ret = strmap__put(&syms, name, nsyms);
+			if (ret)
+				goto out;
+			idx = nsyms++;
+		}
+		for (; i < im->nkeys && im->keys[i].key == key; i++)
+			counts[idx * nev + im->keys[i].event] += im->keys[i].count;
+	}
+	for (size_t s = 0; s < nsyms && !ret; s++)
+		for (size_t e = 0; e < nev && !ret; e++)
+			if (counts[s * nev + e])
+				ret = row__add(r, im, names[s], (unsigned)e, counts[s * nev + e]);
+out:
+	strmap__fini(&syms);
+	free(names);
+	free(counts);
+	return ret;
+}
+
+static int strcmp0(const char *a, const char *b)
+{
+	if (!a || !b)
+		return (a != NULL) - (b != NULL);
+	return strcmp(a, b);
+}
+
+static int row__cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int c;
+
+	if ((c = strcmp(x->event, y->event)))
+		return c;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	if ((c = strcmp(x->domain, y->domain)) || (c = strcmp(x->mode, y->mode)) ||
+	    (c = strcmp(x->image, y->image)))
+		return c;
+	return strcmp0(x->symbol, y->symbol);
+}
+
+int report__load(const struct report_opts *opts, struct report **out, char *err, size_t errlen)
+{
+	struct pp_filter f = {.domain = opts->domain, .event = opts->event};
+	struct report *r;
+	int ret;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	strmap__init(&r->elf_index);
+	r->symbols = opts->symbols;
+	if ((opts->event && !(r->event = strdup(opts->event))) ||
+	    (opts->debuginfo_path && !(r->debuginfo_path = strdup(opts->debuginfo_path)))) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = pp_session__read(opts->session_dir, &f, &r->s, err, errlen);
+	if (ret)
+		goto err_free;
+	for (size_t i = 0; i < r->s->nimages && !ret; i++) {
+		struct pp_image *im = r->s->images[i];
+
+		if (r->symbols) {
+			ret = symbolise_image(r, im);
+			continue;
+		}
+		for (size_t e = 0; e < r->s->nevents && !ret; e++)
+			if (im->totals[e])
+				ret = row__add(r, im, NULL, (unsigned)e, im->totals[e]);
+	}
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", opts->session_dir, strerror(-ret));
+		goto err_free;
+	}
+	if (r->nrows)
+		qsort(r->rows, r->nrows, sizeof(*r->rows), row__cmp);
+	*out = r;
+	return 0;
+
+err_free:
+	report__free(r);
+	return ret;
+}
+
+/* ---- output ---- */
+
+static void csv__field(FILE *f, const char *s)
+{
+	bool quote = false;
+
+	for (const char *p = s; *p; p++)
+		if (*p == ',' || *p == '"' || (unsigned char)*p < 0x20 || *p == 0x7f)
+			quote = true;
+	if (!quote) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
+			fputc('"', f);
+		fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* Length of a valid UTF-8 sequence at p, 0 if none (so the byte gets escaped). */
+static size_t utf8__len(const unsigned char *p)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+static void json__str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', f);
+	while (*p) {
+		size_t n = utf8__len(p);
+
+		if (*p == '"' || *p == '\\') {
+			fputc('\\', f);
+			fputc(*p++, f);
+		} else if (*p < 0x20 || *p == 0x7f || !n) {
+			/* Bytes that are not UTF-8 come out as the code point of the same value. */
+			fprintf(f, "\\u%04x", *p++);
+		} else {
+			fwrite(p, 1, n, f);
+			p += n;
+		}
+	}
+	fputc('"', f);
+}
+
+/* Text output: control bytes of hostile names cannot move the cursor. */
+static void text__str(FILE *f, const char *s, int width)
+{
+	int n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			n += fprintf(f, "\\x%02x", *p);
+		else
+			n += fputc(*p, f) != EOF;
+	}
+	while (n++ < width)
+		fputc(' ', f);
+}
+
+static int text__width(const char *s)
+{
+	int n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		n += (*p < 0x20 || *p == 0x7f) ? 4 : 1;
+	return n;
+}
+
+static bool event__selected(const struct report *r, const struct pp_event *e)
+{
+	return !r->event || !strcmp(r->event, e->name);
+}
+
+static void text__header(const struct report *r, FILE *f)
+{
+	const struct pp_session *s = r->s;
+	static const char *const other[] = {"samples_no_ctx", "bad_words", "unknown_codes",
+					    "bad_records", "write_errors"};
+	bool first = true;
+
+	fputs("Session: ", f);
+	text__str(f, s->path, 0);
+	fputc('\n', f);
+	if (s->has_start && s->has_end && s->end_ns >= s->start_ns)
+		fprintf(f, "Duration: %.3f s", (double)(s->end_ns - s->start_ns) / 1e9);
+	else
+		fputs("Duration: unknown", f);
+	if (s->ncpus)
+		fprintf(f, ", %u CPUs", s->ncpus);
+	fputs(s->complete ? "\n" : ", incomplete (the recorder did not finish)\n", f);
+	if (s->timer_mode)
+		fputs("CPU: timer mode (no hardware PMU events)\n", f);
+	for (size_t i = 0; i < s->nevents; i++) {
+		const struct pp_event *e = &s->events[i];
+
+		if (!event__selected(r, e))
+			continue;
+		fputs("Counted ", f);
+		text__str(f, e->name, 0);
+		fprintf(f, " events%s with a unit mask of 0x%02x (%s) ",
+			s->timer_mode ? " (timer mode)" : "", e->um,
+			e->um ? "as given" : "No unit mask");
+		if (e->flags & DP_EVENT_FREQ)
+			fprintf(f, "at %" PRIu64 " Hz\n", e->count);
+		else
+			fprintf(f, "count %" PRIu64 "\n", e->count);
+	}
+	fprintf(f,
+		"Lost records: %" PRIu64 ", throttled: %" PRIu64 ", dropped samples: %" PRIu64 "\n",
+		pp_session__stat(s, "lost_records"), pp_session__stat(s, "throttled"),
+		pp_session__stat(s, "dropped"));
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		uint64_t v = pp_session__stat(s, other[i]);
+
+		if (!v)
+			continue;
+		fprintf(f, "%s%s: %" PRIu64, first ? "Input problems: " : ", ", other[i], v);
+		first = false;
+	}
+	if (!first)
+		fputc('\n', f);
+	for (size_t i = 0; i < s->nnotes; i++) {
+		fputs("Note: ", f);
+		text__str(f, s->notes[i], 0);
+		fputc('\n', f);
+	}
+}
+
+static void text__table(const struct report *r, FILE *f, size_t from, size_t to)
+{
+	int ws = 7, wd = 6, wm = 4, wi = 5;
+
+	for (size_t i = from; i < to; i++) {
+		const struct row *w = &r->rows[i];
+		int n = snprintf(NULL, 0, "%" PRIu64, w->samples);
+
+		ws = n > ws ? n : ws;
+		wd = text__width(w->domain) > wd ? text__width(w->domain) : wd;
+		wm = text__width(w->mode) > wm ? text__width(w->mode) : wm;
+		wi = text__width(w->image) > wi ? text__width(w->image) : wi;
+	}
+	if (r->symbols)
+		fprintf(f, "%-*s  %-8s  %-*s  %s\n", ws, "samples", "%", wi, "image", "symbol");
+	else
+		fprintf(f, "%-*s  %-8s  %-*s  %-*s  %s\n", ws, "samples", "%", wd, "domain", wm,
+			"mode", "image");
+	for (size_t i = from; i < to; i++) {
+		const struct row *w = &r->rows[i];
+
+		fprintf(f, "%-*" PRIu64 "  %-8.4f  ", ws, w->samples, w->percent);
+		if (r->symbols) {
+			text__str(f, w->image, wi);
+			fputs("  ", f);
+			text__str(f, w->symbol, 0);
+		} else {
+			text__str(f, w->domain, wd);
+			fputs("  ", f);
+			text__str(f, w->mode, wm);
+			fputs("  ", f);
+			text__str(f, w->image, 0);
+		}
+		fputc('\n', f);
+	}
+}
+
+static void report__text(const struct report *r, FILE *f)
+{
+	size_t nsel = 0;
+
+	text__header(r, f);
+	for (size_t e = 0; e < r->s->nevents; e++)
+		nsel += event__selected(r, &r->s->events[e]);
+	if (!r->nrows) {
+		fputs("\nNo samples in this session", f);
+		if (r->s->nimages || r->event)
+			fputs(" selection", f);
+		fputs(".\n", f);
+		return;
+	}
+	for (size_t i = 0; i < r->nrows;) {
+		size_t j = i;
+
+		while (j < r->nrows && !strcmp(r->rows[j].event, r->rows[i].event))
+			j++;
+		fputc('\n', f);
+		if (nsel > 1) {
+			text__str(f, r->rows[i].event, 0);
+			fputs(":\n", f);
+		}
+		text__table(r, f, i, j);
+		i = j;
+	}
+}
+
+static void report__csv(const struct report *r, FILE *f)
+{
+	fputs(r->symbols ? "domain,mode,image,symbol,samples,percent,event\n"
+			 : "domain,mode,image,samples,percent,event\n",
+	      f);
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct row *w = &r->rows[i];
+
+		csv__field(f, w->domain);
+		fputc(',', f);
+		csv__field(f, w->mode);
+		fputc(',', f);
+		csv__field(f, w->image);
+		fputc(',', f);
+		if (r->symbols) {
+			csv__field(f, w->symbol);
+			fputc(',', f);
+		}
+		fprintf(f, "%" PRIu64 ",%.4f,", w->samples, w->percent);
+		csv__field(f, w->event);
+		fputc('\n', f);
+	}
+}
+
+static void report__json(const struct report *r, FILE *f)
+{
+	const struct pp_session *s = r->s;
+	bool first = true;
+
+	fputs("{\"session\":", f);
+	json__str(f, s->path);
+	if (s->has_start)
+		fprintf(f, ",\"start_ns\":%" PRIu64, s->start_ns);
+	if (s->has_end)
+		fprintf(f, ",\"end_ns\":%" PRIu64, s->end_ns);
+	fprintf(f, ",\"ncpus\":%u,\"timer_mode\":%s,\"complete\":%s,\"events\":[", s->ncpus,
+		s->timer_mode ? "true" : "false", s->complete ? "true" : "false");
+	for (size_t i = 0; i < s->nevents; i++) {
+		const struct pp_event *e = &s->events[i];
+
+		if (!event__selected(r, e))
+			continue;
+		fputs(first ? "{\"name\":" : ",{\"name\":", f);
+		first = false;
+		json__str(f, e->name);
+		fprintf(f,
+			",\"count\":%" PRIu64 ",\"unit_mask\":%" PRIu32 ",\"type\":%" PRIu32
+			",\"config\":%" PRIu64 ",\"period\":%" PRIu64 ",\"freq\":%" PRIu64
+			",\"flags\":%" PRIu32 ",\"samples\":%" PRIu64 "}",
+			e->count, e->um, e->type, e->config, e->period, e->freq, e->flags,
+			e->total);
+	}
+	fputs("],\"stats\":{", f);
+	for (size_t i = 0; i < s->nstats; i++) {
+		if (i)
+			fputc(',', f);
+		json__str(f, s->stats[i].key);
+		fprintf(f, ":%" PRIu64, s->stats[i].value);
+	}
+	fputs("},\"notes\":[", f);
+	for (size_t i = 0; i < s->nnotes; i++) {
+		if (i)
+			fputc(',', f);
+		json__str(f, s->notes[i]);
+	}
+	fputs("],\"rows\":[", f);
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct row *w = &r->rows[i];
+
+		fputs(i ? ",\n{\"domain\":" : "\n{\"domain\":", f);
+		json__str(f, w->domain);
+		fputs(",\"mode\":", f);
+		json__str(f, w->mode);
+		fputs(",\"image\":", f);
+		json__str(f, w->image);
+		if (w->symbol) {
+			fputs(",\"symbol\":", f);
+			json__str(f, w->symbol);
+		}
+		fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f,\"event\":", w->samples,
+			w->percent);
+		json__str(f, w->event);
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+}
+
+int report__write(const struct report *r, enum report_format fmt, FILE *f)
+{
+	switch (fmt) {
+	case REPORT_TEXT:
+		report__text(r, f);
+		break;
+	case REPORT_CSV:
+		report__csv(r, f);
+		break;
+	case REPORT_JSON:
+		report__json(r, f);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (fflush(f) == EOF || ferror(f))
+		return -EIO;
+	return 0;
+}

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Symbolisation: meta/kallsyms for kernel images, libdwfl for ELF files. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+
+#include "domprof/metafile.h"
+#include "domprof/symbols.h"
+
+/* ---- kernel symbols ---- */
+
+struct ksym {
+	uint64_t addr;
+	uint64_t size;
+	char *name;
+};
+
+struct kmod {
+	uint64_t start;
+	uint64_t size;
+	char *name;
+};
+
+struct ksyms {
+	struct ksym *syms;
+	size_t nsyms, capsyms;
+	struct kmod *mods;
+	size_t nmods, capmods;
+	size_t bad_lines;
+	bool has_stext;
+	uint64_t stext;
+};
+
+void ksyms__free(struct ksyms *k)
+{
+	if (!k)
+		return;
+	for (size_t i = 0; i < k->nsyms; i++)
+		free(k->syms[i].name);
+	for (size_t i = 0; i < k->nmods; i++)
+		free(k->mods[i].name);
+	free(k->syms);
+	free(k->mods);
+	free(k);
+}
+
+size_t ksyms__count(const struct ksyms *k)
+{
+	return k ? k->nsyms : 0;
+}
+
+size_t ksyms__bad_lines(const struct ksyms *k)
+{
+	return k ? k->bad_lines : 0;
+}
+
+static int parse_hex(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 16);
+	if (errno || *end)
+		return -EINVAL;
+	return 0;
+}
+
+static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	if (n >= KSYM_MAX)
+		return -E2BIG;
+	ncap = *cap ? *cap * 2 : 1024;
+	p = reallocarray(*arr, ncap, elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* One line, NUL-terminated and writable; 1 if used, 0 if malformed. */
+static int ksyms__parse_line(struct ksyms *k, char *line)
+{
+	char *f[5];
+	int n, ret;
+
+	n = meta__split(line, f, 5);
+	if (n == 4 && !strcmp(f[0], "module")) {
+		struct kmod m;
+
+		if (parse_hex(f[2], &m.start) || parse_hex(f[3], &m.size))
+			return 0;
+		if (meta__unescape(f[1]) < 0 || !*f[1] || strlen(f[1]) >= KSYM_NAME_MAX)
+			return 0;
+		ret = grow((void **)&k->mods, &k->capmods, k->nmods, sizeof(*k->mods));
+		if (ret)
+			return ret;
+		m.name = strdup(f[1]);
+		if (!m.name)
+			return -ENOMEM;
+		k->mods[k->nmods++] = m;
+		return 1;
+	}
+	if (n == 4) {
+		struct ksym s;
+
+		if (parse_hex(f[0], &s.addr) || parse_hex(f[1], &s.size) || strlen(f[2]) != 1)
+			return 0;
+		if (meta__unescape(f[3]) < 0 || !*f[3] || strlen(f[3]) >= KSYM_NAME_MAX)
+			return 0;
+		ret = grow((void **)&k->syms, &k->capsyms, k->nsyms, sizeof(*k->syms));
+		if (ret)
+			return ret;
+		s.name = strdup(f[3]);
+		if (!s.name)
+			return -ENOMEM;
+		k->syms[k->nsyms++] = s;
+		if (!strcmp(s.name, "_stext") || (!k->has_stext && !strcmp(s.name, "_text"))) {
+			k->stext = s.addr;
+			k->has_stext = true;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static int ksym__cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* Among aliases, the sized one first, then by name, for stable output. */
+	if ((x->size != 0) != (y->size != 0))
+		return x->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int ksyms__parse(const char *data, size_t len, struct ksyms **out)
+{
+	struct ksyms *k;
+	char *line;
+	size_t pos = 0;
+	int ret = 0;
+
+	*out = NULL;
+	k = calloc(1, sizeof(*k));
+	line = malloc(META_LINE_MAX + 1);
+	if (!k || !line) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	while (pos < len) {
+		const char *nl = memchr(data + pos, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - (data + pos)) : len - pos;
+
+		if (l > META_LINE_MAX || memchr(data + pos, '\0', l)) {
+			k->bad_lines++;
+		} else if (l > 0) {
+			memcpy(line, data + pos, l);
+			line[l] = '\0';
+			ret = ksyms__parse_line(k, line);
+			if (ret < 0)
+				goto err_free;
+			if (ret == 0)
+				k->bad_lines++;
+		}
+		pos += l + 1;
+	}
+	if (k->nsyms)
+		qsort(k->syms, k->nsyms, sizeof(*k->syms), ksym__cmp);
+	free(line);
+	*out = k;
+	return 0;
+
+err_free:
+	free(line);
+	ksyms__free(k);
+	return ret;
+}
+
+int ksyms__load(int dirfd, const char *relpath, struct ksyms **out)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int ret;
+
+	*out = NULL;
+	ret = meta__read_file(dirfd, relpath, (size_t)512 << 20, &data, &len);
+	if (ret < 0)
+		return ret;
+	ret = ksyms__parse(data, len, out);
+	free(data);
+	return ret;
+}
+
+int ksyms__module_start(const struct ksyms *k, const char *name, uint64_t *start)
+{
+	if (!k)
+		return -ENOENT;
+	if (!name || !strcmp(name, "vmlinux")) {
+		if (!k->has_stext)
+			return -ENOENT;
+		*start = k->stext;
+		return 0;
+	}
+	for (size_t i = 0; i < k->nmods; i++) {
+		if (!strcmp(k->mods[i].name, name)) {
+			*start = k->mods[i].start;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+const char *ksyms__lookup(const struct ksyms *k, uint64_t addr, uint64_t *sym_addr)
+{
+	size_t lo = 0, hi, i;
+	const struct ksym *s;
+
+	if (!k || !k->nsyms || addr < k->syms[0].addr)
+		return NULL;
+	/* Find the last symbol whose address is <= addr. */
+	hi = k->nsyms;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* Of aliases at that address, the first sorts best (sized, then by name). */
+	i = lo;
+	while (i > 0 && k->syms[i - 1].addr == k->syms[lo].addr)
+		i--;
+	s = &k->syms[i];
+	if (s->size) {
+		if (addr - s->addr >= s->size)
+			return NULL;
+	} else if (lo + 1 < k->nsyms && addr >= k->syms[lo + 1].addr) {
+		return NULL;
+	}
+	if (sym_addr)
+		*sym_addr = s->addr;
+	return s->name;
+}
+
+/* ---- ELF images ---- */
+
+struct elf_load {
+	uint64_t offset;
+	uint64_t filesz;
+	uint64_t vaddr;
+};
+
+struct elfsym {
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwfl_Callbacks callbacks;
+	char *debuginfo_path;
+	Dwarf_Addr bias;
+	struct elf_load *loads;
+	size_t nloads;
+	char build_id[2 * 64 + 1];
+	bool changed;
+};
+
+void elfsym__free(struct elfsym *e)
+{
+	if (!e)
+		return;
+	if (e->dwfl)
+		dwfl_end(e->dwfl);
+	free(e->debuginfo_path);
+	free(e->loads);
+	free(e);
+}
+
+bool elfsym__changed(const struct elfsym *e)
+{
+	return e->changed;
+}
+
+const char *elfsym__build_id(const struct elfsym *e)
+{
+	return e->build_id;
+}
+
+static int elfsym__read_headers(struct elfsym *e, Elf *elf)
+{
+	const void *bid;
+	size_t phnum;
+	ssize_t blen;
+
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum))
+		return -ENOEXEC;
+	if (phnum > 65535)
+		return -ENOEXEC;
+	e->loads = calloc(phnum ? phnum : 1, sizeof(*e->loads));
+	if (!e->loads)
+		return -ENOMEM;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		e->loads[e->nloads++] = (struct elf_load){ph.p_offset, ph.p_filesz, ph.p_vaddr};
+	}
+	blen = dwelf_elf_gnu_build_id(elf, &bid);
+	if (blen > 0 && blen <= 64) {
+		const unsigned char *b = bid;
+
+		for (ssize_t i = 0; i < blen; i++)
+			snprintf(e->build_id + 2 * i, 3, "%02x", b[i]);
+	}
+	return 0;
+}
+
+int elfsym__open(const char *path, const struct elfsym_opts *opts, struct elfsym **out)
+{
+	struct elfsym *e;
+	struct stat st;
+	Elf *elf;
+	int fd, ret;
+
+	*out = NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		goto err_free;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto err_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -ENOEXEC;
+		goto err_close;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		ret = -ENOEXEC;
+		goto err_close;
+	}
+	ret = elfsym__read_headers(e, elf);
+	elf_end(elf);
+	if (ret)
+		goto err_close;
+
+	if (opts && opts->build_id_hex && *opts->build_id_hex && strcmp(opts->build_id_hex, "-"))
+		e->changed = strcmp(opts->build_id_hex, e->build_id) != 0;
+	else if (opts && opts->mtime)
+		e->changed = (uint64_t)st.st_mtime != opts->mtime;
+
+	if (opts && opts->debuginfo_path) {
+		e->debuginfo_path = strdup(opts->debuginfo_path);
+		if (!e->debuginfo_path) {
+			ret = -ENOMEM;
+			goto err_close;
+		}
+	}
+	e->callbacks.find_elf = dwfl_build_id_find_elf;
+	e->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	e->callbacks.section_address = dwfl_offline_section_address;
+	e->callbacks.debuginfo_path = e->debuginfo_path ? &e->debuginfo_path : NULL;
+	e->dwfl = dwfl_begin(&e->callbacks);
+	if (!e->dwfl) {
+		ret = -ENOMEM;
+		goto err_close;
+	}
+	dwfl_report_begin(e->dwfl);
+	/* The same fd, so the file checked above is the one symbolised; dwfl consumes it. */
+	e->mod = dwfl_report_elf(e->dwfl, path, path, fd, 0, true);
+	if (!e->mod) {
+		ret = -ENOEXEC;
+		goto err_close;
+	}
+	fd = -1;
+	dwfl_report_end(e->dwfl, NULL, NULL);
+	if (!dwfl_module_getelf(e->mod, &e->bias))
+		e->bias = 0;
+	*out = e;
+	return 0;
+
+err_close:
+	if (fd >= 0)
+		close(fd);
+err_free:
+	elfsym__free(e);
+	return ret;
+}
+
+int elfsym__offset_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < e->nloads; i++) {
+		const struct elf_load *l = &e->loads[i];
+
+		if (off >= l->offset && off - l->offset < l->filesz) {
+			*vaddr = off - l->offset + l->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+const char *elfsym__lookup(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr)
+{
+	GElf_Off symoff;
+	GElf_Sym sym;
+	GElf_Word shndx;
+	Dwarf_Addr bias;
+	Elf *elf;
+	uint64_t vaddr;
+	const char *name;
+
+	if (elfsym__offset_to_vaddr(e, off, &vaddr))
+		return NULL;
+	name = dwfl_module_addrinfo(e->mod, vaddr + e->bias, &symoff, &sym, &shndx, &elf, &bias);
+	if (!name || !*name)
+		return NULL;
+	if (sym_vaddr)
+		*sym_vaddr = vaddr - symoff;
+	return name;
+}

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Symbolisation: ELF files built here at test time (an executable, a shared
+ * library whose code sits where p_vaddr != p_offset, a stripped copy, a
+ * debuginfo split found through .gnu_debuglink), and kernel symbols from a
+ * synthetic meta/kallsyms.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "domprof/symbols.h"
+
+static char tmpdir[] = "/tmp/dp-test-symbols-XXXXXX";
+static bool built;
+static char build_error[4200];
+
+static const char exe_src[] = "static volatile int sink;\n"
+			      "__attribute__((noinline)) static void hot_alpha(void)\n"
+			      "{ for (int i = 0; i < 100; i++) sink += i; }\n"
+			      "__attribute__((noinline)) static void hot_beta(void)\n"
+			      "{ for (int i = 0; i < 200; i++) sink ^= i; }\n"
+			      "int main(void) { hot_alpha(); hot_beta(); return 0; }\n";
+
+static const char lib_src[] = "volatile int lib_sink;\n"
+			      "__attribute__((noinline)) int lib_hot_one(int n)\n"
+			      "{ for (int i = 0; i < n; i++) lib_sink += i; return lib_sink; }\n"
+			      "__attribute__((noinline)) int lib_hot_two(int n)\n"
+			      "{ for (int i = 0; i < n; i++) lib_sink ^= i; return lib_sink; }\n";
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	ret = system(cmd);
+	if (ret != 0)
+		snprintf(build_error, sizeof(build_error), "command failed (%d): %s", ret, cmd);
+	return ret;
+}
+
+static int write_file(const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+static int setup_all(void **state)
+{
+	(void)state;
+	if (!mkdtemp(tmpdir)) {
+		snprintf(build_error, sizeof(build_error), "mkdtemp: %s", strerror(errno));
+		return 0;
+	}
+	if (write_file("exe.c", exe_src) || write_file("lib.c", lib_src))
+		return 0;
+	if (system("command -v cc >/dev/null && command -v objcopy >/dev/null && "
+		   "command -v strip >/dev/null")) {
+		snprintf(build_error, sizeof(build_error), "cc, objcopy or strip not installed");
+		return 0;
+	}
+	built = !sh("cd %s && cc -O1 -g -Wl,--build-id -o exe exe.c", tmpdir) &&
+		!sh("cd %s && cc -O1 -g -shared -fPIC -Wl,--build-id -Wl,-z,separate-code "
+		    "-Wl,-Ttext-segment=0x200000 "
+		    "-o lib.so lib.c",
+		    tmpdir) &&
+		!sh("cd %s && strip --strip-all -o exe.stripped exe && "
+		    "strip --strip-all -o lib.stripped.so lib.so",
+		    tmpdir) &&
+		/* The debuginfo split, as distributions ship it. */
+		!sh("cd %s && cp exe exe.split && objcopy --only-keep-debug exe.split "
+		    "exe.split.debug && strip --strip-all exe.split && "
+		    "objcopy --add-gnu-debuglink=exe.split.debug exe.split",
+		    tmpdir);
+	return 0;
+}
+
+static int teardown_all(void **state)
+{
+	(void)state;
+	if (strcmp(tmpdir + strlen(tmpdir) - 6, "XXXXXX"))
+		sh("rm -rf '%s'", tmpdir);
+	return 0;
+}
+
+#define REQUIRE_BUILT()                                                                            \
+	do {                                                                                       \
+		if (!built) {                                                                      \
+			print_message("# skipping: cannot build test binaries: %s\n",              \
+				      build_error);                                                \
+			skip();                                                                    \
+		}                                                                                  \
+	} while (0)
+
+static void path_of(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+}
+
+/*
+ * What the recorder would have stored for a pc in symbol `name`+delta: the file
+ * offset, through the PT_LOAD holding the symbol. *load_differs tells whether
+ * that segment has p_vaddr != p_offset.
+ */
+static uint64_t file_offset_of(const char *path, const char *name, uint64_t delta,
+			       bool *load_differs)
+{
+	uint64_t off = UINT64_MAX, vaddr = UINT64_MAX;
+	Elf_Scn *scn = NULL;
+	size_t phnum;
+	Elf *elf;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			gelf_getsym(data, (int)i, &sym);
+			if (!strcmp(elf_strptr(elf, sh.sh_link, sym.st_name), name))
+				vaddr = sym.st_value + delta;
+		}
+	}
+	assert_true(vaddr != UINT64_MAX);
+	assert_int_equal(elf_getphdrnum(elf, &phnum), 0);
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		gelf_getphdr(elf, (int)i, &ph);
+		if (ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr < ph.p_vaddr + ph.p_filesz) {
+			off = vaddr - ph.p_vaddr + ph.p_offset;
+			if (load_differs)
+				*load_differs = ph.p_vaddr != ph.p_offset;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(off != UINT64_MAX);
+	return off;
+}
+
+static void test_executable(void **state)
+{
+	char path[512];
+	struct elfsym *e;
+	uint64_t symaddr;
+
+	(void)state;
+	REQUIRE_BUILT();
+	path_of(path, sizeof(path), "exe");
+	assert_int_equal(elfsym__open(path, NULL, &e), 0);
+	assert_string_equal(elfsym__lookup(e, file_offset_of(path, "hot_alpha", 0, NULL), NULL),
+			    "hot_alpha");
+	assert_string_equal(elfsym__lookup(e, file_offset_of(path, "hot_alpha", 3, NULL), &symaddr),
+			    "hot_alpha");
+	assert_string_equal(elfsym__lookup(e, file_offset_of(path, "hot_beta", 5, NULL), NULL),
+			    "hot_beta");
+	assert_string_equal(elfsym__lookup(e, file_offset_of(path, "main", 0, NULL), NULL), "main");
+	/* Past the end of the file: no segment, no symbol. */
+	assert_null(elfsym__lookup(e, 1ull << 40, NULL));
+	assert_false(elfsym__changed(e));
+	assert_int_equal(strlen(elfsym__build_id(e)), 40);
+	elfsym__free(e);
+}
+
+static void test_shared_library_offset_is_not_vaddr(void **state)
+{
+	static const char *const fns[] = {"lib_hot_one", "lib_hot_two"};
+	char path[512];
+	struct elfsym *e;
+
+	(void)state;
+	REQUIRE_BUILT();
+	path_of(path, sizeof(path), "lib.so");
+	assert_int_equal(elfsym__open(path, NULL, &e), 0);
+	for (size_t i = 0; i < 2; i++) {
+		bool differs = false;
+		uint64_t off = file_offset_of(path, fns[i], 2, &differs), vaddr;
+
+		/* The case this test is about: without it the test proves nothing. */
+		if (!differs)
+			fail_msg("%s: the linker put %s in a PT_LOAD with p_vaddr == p_offset",
+				 path, fns[i]);
+		assert_int_equal(elfsym__offset_to_vaddr(e, off, &vaddr), 0);
+		assert_int_not_equal(vaddr, off);
+		assert_string_equal(elfsym__lookup(e, off, NULL), fns[i]);
+	}
+	elfsym__free(e);
+}
+
+static void test_stripped(void **state)
+{
+	char path[512], orig[512];
+	struct elfsym *e;
+	const char *name;
+
+	(void)state;
+	REQUIRE_BUILT();
+	/* A stripped executable has no symbol for a static function: no name, no crash. */
+	path_of(orig, sizeof(orig), "exe");
+	path_of(path, sizeof(path), "exe.stripped");
+	assert_int_equal(elfsym__open(path, NULL, &e), 0);
+	name = elfsym__lookup(e, file_offset_of(orig, "hot_alpha", 0, NULL), NULL);
+	assert_true(!name || strcmp(name, "hot_alpha"));
+	elfsym__free(e);
+
+	/* A stripped library still names its exported functions through .dynsym. */
+	path_of(orig, sizeof(orig), "lib.so");
+	path_of(path, sizeof(path), "lib.stripped.so");
+	assert_int_equal(elfsym__open(path, NULL, &e), 0);
+	assert_string_equal(elfsym__lookup(e, file_offset_of(orig, "lib_hot_two", 1, NULL), NULL),
+			    "lib_hot_two");
+	elfsym__free(e);
+}
+
+static void test_debuglink(void **state)
+{
+	char path[512], orig[512];
+	struct elfsym *e;
+
+	(void)state;
+	REQUIRE_BUILT();
+	path_of(orig, sizeof(orig), "exe");
+	path_of(path, sizeof(path), "exe.split");
+	assert_int_equal(elfsym__open(path, NULL, &e), 0);
+	assert_string_equal(elfsym__lookup(e, file_offset_of(orig, "hot_beta", 4, NULL), NULL),
+			    "hot_beta");
+	elfsym__free(e);
+}
+
+static void test_changed_and_missing(void **state)
+{
+	struct elfsym_opts o = {0};
+	char path[512], bid[160];
+	struct elfsym *e;
+
+	(void)state;
+	REQUIRE_BUILT();
+	path_of(path, sizeof(path), "exe");
+	assert_int_equal(elfsym__open(path, NULL, &e), 0);
+	snprintf(bid, sizeof(bid), "%s", elfsym__build_id(e));
+	o.build_id_hex = bid;
+	elfsym__free(e);
+
+	assert_int_equal(elfsym__open(path, &o, &e), 0);
+	assert_false(elfsym__changed(e));
+	elfsym__free(e);
+
+	o.build_id_hex = "0123456789abcdef0123456789abcdef01234567";
+	assert_int_equal(elfsym__open(path, &o, &e), 0);
+	assert_true(elfsym__changed(e));
+	/* Still resolves: the report only warns. */
+	assert_string_equal(elfsym__lookup(e, file_offset_of(path, "hot_alpha", 0, NULL), NULL),
+			    "hot_alpha");
+	elfsym__free(e);
+
+	/* No build-id recorded: the mtime decides. */
+	o.build_id_hex = NULL;
+	o.mtime = 1;
+	assert_int_equal(elfsym__open(path, &o, &e), 0);
+	assert_true(elfsym__changed(e));
+	elfsym__free(e);
+
+	path_of(path, sizeof(path), "no-such-file");
+	assert_int_equal(elfsym__open(path, NULL, &e), -ENOENT);
+	assert_null(e);
+	path_of(path, sizeof(path), "exe.c");
+	assert_int_equal(elfsym__open(path, NULL, &e), -ENOEXEC);
+	assert_int_equal(elfsym__open("/", NULL, &e), -ENOEXEC);
+}
+
+static const char kallsyms[] = "ffffffff81000000\t0\tT\t_stext\n"
+			       "ffffffff81000000\t100\tT\tstartup_64\n"
+			       "ffffffff81000100\t80\tt\tearly_fn\n"
+			       "ffffffff81000200\t0\tT\tsize_unknown_fn\n"
+			       "ffffffff81000300\t40\tT\tlast_core_fn\n"
+			       "not-hex\t10\tT\tbad_line\n"
+			       "ffffffffc0001000\t200\tt\tmod_fn [mymod]\n"
+			       "ffffffffc0001200\t10\tt\tweird%09na%25me [mymod]\n"
+			       "module\tmymod\tffffffffc0001000\t4000\n"
+			       "ffffffff81000400\t10\n";
+
+static void test_kallsyms(void **state)
+{
+	static const struct {
+		int line;
+		uint64_t addr;
+		const char *name; /* NULL: none */
+	} cases[] = {
+		{__LINE__, 0xffffffff80ffffffull, NULL},
+		{__LINE__, 0xffffffff81000000ull, "startup_64"},
+		{__LINE__, 0xffffffff810000ffull, "startup_64"},
+		{__LINE__, 0xffffffff81000100ull, "early_fn"},
+		{__LINE__, 0xffffffff81000180ull, NULL}, /* past early_fn's size */
+		{__LINE__, 0xffffffff81000250ull, "size_unknown_fn"},
+		{__LINE__, 0xffffffff8100033full, "last_core_fn"},
+		{__LINE__, 0xffffffff81000340ull, NULL},
+		{__LINE__, 0xffffffffc0001010ull, "mod_fn [mymod]"},
+		{__LINE__, 0xffffffffc0001201ull, "weird\tna%me [mymod]"},
+		{__LINE__, UINT64_MAX, NULL},
+	};
+	struct ksyms *k;
+	uint64_t start;
+
+	(void)state;
+	assert_int_equal(ksyms__parse(kallsyms, strlen(kallsyms), &k), 0);
+	assert_int_equal(ksyms__count(k), 7);
+	assert_int_equal(ksyms__bad_lines(k), 2);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = ksyms__lookup(k, cases[i].addr, NULL);
+
+		if (!cases[i].name && got)
+			fail_msg("line %d: got %s, want none", cases[i].line, got);
+		if (cases[i].name && (!got || strcmp(got, cases[i].name)))
+			fail_msg("line %d: got %s, want %s", cases[i].line, got ? got : "none",
+				 cases[i].name);
+	}
+	assert_int_equal(ksyms__module_start(k, NULL, &start), 0);
+	assert_int_equal(start, 0xffffffff81000000ull);
+	assert_int_equal(ksyms__module_start(k, "mymod", &start), 0);
+	assert_int_equal(start, 0xffffffffc0001000ull);
+	assert_int_equal(ksyms__module_start(k, "other", &start), -ENOENT);
+	ksyms__free(k);
+
+	/* Empty and garbage input: a table with nothing in it. */
+	assert_int_equal(ksyms__parse("", 0, &k), 0);
+	assert_null(ksyms__lookup(k, 0x1000, NULL));
+	ksyms__free(k);
+	assert_int_equal(ksyms__parse("\x01\x02\n\n\t\t\t\n", 8, &k), 0);
+	assert_int_equal(ksyms__count(k), 0);
+	ksyms__free(k);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_executable),
+		cmocka_unit_test(test_shared_library_offset_is_not_vaddr),
+		cmocka_unit_test(test_stripped),
+		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_changed_and_missing),
+		cmocka_unit_test(test_kallsyms),
+	};
+
+	return cmocka_run_group_tests(tests, setup_all, teardown_all);
+}
