@@ -11,9 +11,9 @@
  *  - Growth never touches the old file: the doubled file is built beside it,
  *    its space reserved first (a full disk is -ENOSPC, not SIGBUS), and it is
  *    renamed over the old name. Readers see the old file or the new, whole.
- *  - Hash chains are only an index: they are rebuilt from the nodes whenever
- *    a file is reopened for update, so a kill between the node and the chain
- *    head update loses nothing.
+ *  - Hash chains are only an index: they are rebuilt from the nodes when a
+ *    file reopened for update shows a kill between the node and the chain
+ *    head update (or chains not written by us), so that loses nothing.
  */
 #include "config.h"
 
@@ -175,6 +175,27 @@ static void odb_rebuild_chains(uint8_t *m, uint32_t size, uint32_t cur)
 	}
 }
 
+/*
+ * Chains as our writer (and OProfile's) leaves them: each next points to an
+ * older node, so no chain loops, and the newest node heads its chain, which
+ * a kill between bumping current_size and linking the node breaks. Checking
+ * this instead of always rebuilding keeps a reopen from dirtying every page.
+ */
+static int odb_chains_ok(const uint8_t *m, uint32_t size, uint32_t cur)
+{
+	const uint8_t *nodes = m + ODB_DATA_OFF;
+	const uint8_t *hash = nodes + (size_t)size * ODB_NODE_SIZE;
+	const uint8_t *last = nodes + (size_t)(cur - 1) * ODB_NODE_SIZE;
+
+	for (uint32_t i = 1; i < cur; i++)
+		if (ld32(nodes + (size_t)i * ODB_NODE_SIZE + 12) >= i)
+			return 0;
+	for (uint32_t b = 0; b < size; b++)
+		if (ld32(hash + (size_t)b * 4) >= cur)
+			return 0;
+	return cur == 1 || ld32(hash + (size_t)odb_bucket(ld64(last), size - 1) * 4) == cur - 1;
+}
+
 static void odb_set_map(struct odb *db, int fd, uint8_t *map, uint32_t size, uint32_t cur)
 {
 	db->fd = fd;
@@ -264,7 +285,8 @@ static int odb_open_existing(struct odb *db, int fd)
 		munmap(map, (size_t)st.st_size);
 		return (int)cur;
 	}
-	odb_rebuild_chains(map, size, (uint32_t)cur);
+	if (!odb_chains_ok(map, size, (uint32_t)cur))
+		odb_rebuild_chains(map, size, (uint32_t)cur);
 	odb_set_map(db, fd, map, size, (uint32_t)cur);
 	return 0;
 }

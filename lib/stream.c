@@ -205,7 +205,7 @@ int stream_reader__open(int dirfd, const char *relpath, struct stream_reader **o
 	}
 	/* Bound the window a hostile frame may ask for (the writer's level uses far less). */
 	ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, 27);
-	if (relpath[0] == '/') {
+	if (relpath[0] == '/' || dirfd == AT_FDCWD) {
 		fd = open(relpath, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			fd = -errno;

@@ -22,7 +22,11 @@ int stream_writer__flush(struct stream_writer *w);
 /* Flushes and closes; returns the first error seen. NULL is fine. */
 int stream_writer__close(struct stream_writer *w);
 
-/* relpath may be absolute (dirfd ignored) for replay from anywhere. */
+/*
+ * relpath may be absolute, or dirfd AT_FDCWD, for replay from anywhere: such
+ * a path is the user's and is opened as given. Otherwise relpath is beneath
+ * a session and opened with session__openat().
+ */
 int stream_reader__open(int dirfd, const char *relpath, struct stream_reader **out);
 /*
  * Read up to max words into buf; returns the count, 0 at the end, -EBADMSG
