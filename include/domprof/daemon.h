@@ -43,6 +43,11 @@ int daemon__new(int session_dirfd, unsigned separate, struct daemon **out);
  * and sample files written so far stay valid).
  */
 int daemon__process(struct daemon *d, const uint64_t *w, size_t n, size_t *consumed);
+/*
+ * The stream ended with leftover words daemon__process() could not consume
+ * (a record cut off by the end): counted in bad_words.
+ */
+void daemon__end_of_stream(struct daemon *d, size_t leftover);
 /* Write metadata (meta/ files); called at the end and may be called periodically. */
 int daemon__sync(struct daemon *d);
 const struct daemon_stats *daemon__stats(const struct daemon *d);

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The daemon's internals, shared by daemon.c, handlers.c, sfile.c and meta.c. */
+#ifndef DOMPROF_DAEMON_PRIV_H
+#define DOMPROF_DAEMON_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "domprof/daemon.h"
+#include "domprof/odb.h"
+#include "domprof/words.h"
+
+/* Bounds on what an untrusted stream can make the daemon keep. */
+#define DAEMON_MAX_IMAGES     (1u << 20)
+#define DAEMON_MAX_DOMAINS    4096
+#define DAEMON_MAX_CPUS	      4096
+#define DAEMON_MAX_OPEN	      1024
+#define DAEMON_MAX_KSYMS      (1u << 21)
+#define DAEMON_MAX_KMODS      (1u << 16)
+#define DAEMON_MAX_TASKS      (1u << 20)
+#define DAEMON_MAX_NAME_BYTES (256u << 20)
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+struct image {
+	uint64_t id;
+	enum dp_image_kind kind;
+	uint64_t mtime, start, end;
+	uint32_t bid_len;
+	uint8_t bid[DP_BUILD_ID_MAX];
+	char *name;
+	size_t len;
+	/* An anonymous region is named after its process, fixed at its first sample. */
+	uint32_t anon_tgid;
+	bool anon_tgid_set;
+	struct image *next;
+};
+
+struct domain {
+	uint64_t id, uuid_hi, uuid_lo, flags;
+	char *name;
+	size_t len;
+	char *uname; /* name, or name@UUID8 when the name was taken by another UUID */
+	char *dir;   /* "domains/<mangled uname>" */
+	/* Domains sharing a directory share a slot, so one file is never opened twice. */
+	uint32_t slot;
+};
+
+struct event {
+	bool defined;
+	uint64_t type, config, period, freq, um, flags;
+	uint64_t time_enabled, time_running;
+	char *name;
+	size_t len;
+};
+
+struct sfile {
+	char *path; /* relative to the session */
+	uint64_t hash;
+	struct odb *db;
+	struct odb_header hdr;
+	int err; /* a failure that reopening will not cure */
+	struct sfile *lru_prev, *lru_next;
+	struct sfile *next; /* path hash chain */
+	struct sfile *all_next;
+};
+
+struct skey {
+	uint64_t image, app;
+	uint32_t domain_slot, mode, tgid, tid, cpu, event;
+};
+
+struct skey_ent {
+	struct skey k;
+	struct sfile *sf;
+	struct skey_ent *next;
+};
+
+/* An image with samples, for meta/images: one per (domain, mode, relpath). */
+struct seen_image {
+	uint32_t domain_slot, mode;
+	const struct image *image;
+	char *relpath;
+	uint64_t hash;
+	struct seen_image *next;      /* hash chain */
+	struct seen_image *list_next; /* first-seen order */
+};
+
+struct ksym {
+	uint64_t addr, size;
+	uint32_t domain_slot;
+	char type;
+	char *name;
+	size_t len;
+};
+
+struct kmod {
+	uint64_t start, size;
+	uint32_t domain_slot;
+	char *name;
+	size_t len;
+};
+
+struct task {
+	uint32_t domain_slot, tgid, tid;
+	char *comm;
+	size_t len;
+	struct task *next;
+};
+
+struct transient {
+	uint32_t cpu;
+	uint64_t time;
+	uint32_t domain_slot; /* 0: the host, else the domain's slot + 1 */
+	bool have_task;
+	uint32_t tgid, tid;
+	struct image *app;
+	struct image *image;
+	enum dp_mode mode;
+	/* The fast path: the sample file of each event in the current context. */
+	struct sfile *cur[DP_MAX_EVENTS];
+	uint64_t pos; /* words consumed from the stream so far */
+};
+
+struct daemon {
+	int dirfd;
+	unsigned separate;
+	struct transient t;
+	struct daemon_stats stats;
+	int fatal; /* an I/O error daemon__process() must report */
+
+	/* SESSION and END */
+	bool have_session, complete;
+	uint64_t version, start_ns, ncpus, session_flags, end_ns;
+
+	struct event events[DP_MAX_EVENTS];
+
+	struct image **image_hash; /* by id */
+	size_t image_nbuckets, nimages;
+
+	struct domain *domains;
+	size_t ndomains;
+
+	struct skey_ent **skey_hash;
+	size_t skey_nbuckets, nskeys;
+	struct sfile **sfile_hash;
+	size_t sfile_nbuckets, nsfiles;
+	struct sfile *sfiles;		   /* all, newest first */
+	struct sfile *lru_head, *lru_tail; /* open ones, most recent first */
+	size_t nopen, max_open;
+
+	struct seen_image **seen_hash;
+	size_t seen_nbuckets, nseen;
+	struct seen_image *seen_first, *seen_last;
+
+	struct ksym *ksyms;
+	size_t nksyms, ksyms_cap;
+	struct kmod *kmods;
+	size_t nkmods, kmods_cap;
+	struct task **task_hash;
+	size_t task_nbuckets, ntasks;
+	size_t name_bytes; /* kept for ksyms, kmods, comms */
+
+	uint64_t lost_cpu[DAEMON_MAX_CPUS];
+	uint64_t throttled_cpu[DAEMON_MAX_CPUS];
+
+	bool dirty_session, dirty_events, dirty_images, dirty_kallsyms, dirty_tasks;
+};
+
+/* handlers.c: one record; -EBADMSG for a bad record (the caller counts), other -errno fatal. */
+int daemon__handle(struct daemon *d, const struct dp_item *it);
+struct image *daemon__image(const struct daemon *d, uint64_t id);
+void daemon__free_tables(struct daemon *d);
+
+/* daemon.c */
+void daemon__invalidate(struct daemon *d);
+void daemon__write_error(struct daemon *d, int err);
+
+/* sfile.c */
+struct sfile *sfile__lookup(struct daemon *d, uint32_t event);
+void sfile__add(struct daemon *d, struct sfile *sf, uint64_t key);
+void sfile__free_all(struct daemon *d);
+int sfile__image_relpath(const struct daemon *d, const struct image *im, char *out, size_t cap);
+
+/* meta.c */
+int dmeta__write_session(struct daemon *d);
+int dmeta__write_all(struct daemon *d);
+const char *daemon__domain_name(const struct daemon *d, uint32_t slot);
+const char *daemon__domain_dir(const struct daemon *d, uint32_t slot);
+
+#endif

@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * One handler per event-buffer code (doc/event-buffer.md), as OProfile's
+ * opd_trans.c. Every argument is untrusted: a handler checks its argument
+ * count and values and returns -EBADMSG, and the record is counted and
+ * skipped. Only allocation failure is fatal.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "domprof/hash.h"
+#include "daemon-priv.h"
+#include "mangle.h"
+
+typedef int (*handler_fn)(struct daemon *d, const struct dp_item *it);
+
+/*
+ * The string that ends a record with nfixed fixed arguments: its length must
+ * account for exactly the words that follow, so a lying length is caught.
+ */
+static int record_str(const struct dp_item *it, unsigned nfixed, const char **s, size_t *len)
+{
+	uint64_t l;
+
+	if (it->nargs < nfixed + 1)
+		return -EBADMSG;
+	l = it->args[nfixed];
+	if (l > DP_MAX_STR || (l + 7) / 8 != it->nargs - nfixed - 1)
+		return -EBADMSG;
+	*len = (size_t)l;
+	*s = NULL;
+	return 0;
+}
+
+/* Copy a record's string out of its little-endian words into a new NUL-terminated buffer. */
+static char *dup_str(const struct dp_item *it, unsigned nfixed, size_t len)
+{
+	char *s = malloc(len + 1);
+
+	if (!s)
+		return NULL;
+	if (dp_item__str(it, nfixed, s, len + 1) < 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Read the string into a caller buffer of DP_MAX_STR + 1 bytes. */
+static int get_str(const struct dp_item *it, unsigned nfixed, char *buf, size_t *len)
+{
+	const char *unused;
+	int r = record_str(it, nfixed, &unused, len);
+
+	if (r < 0)
+		return r;
+	return dp_item__str(it, nfixed, buf, DP_MAX_STR + 1) < 0 ? -EBADMSG : 0;
+}
+
+static bool same_bytes(const char *a, size_t alen, const char *b, size_t blen)
+{
+	return alen == blen && (alen == 0 || !memcmp(a, b, alen));
+}
+
+static int handle_session(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+
+	if (it->nargs != 4 || a[0] != DP_WORDS_VERSION || a[2] == 0 || a[2] > DAEMON_MAX_CPUS)
+		return -EBADMSG;
+	if (d->have_session) {
+		if (a[1] != d->start_ns || a[2] != d->ncpus || a[3] != d->session_flags)
+			return -EBADMSG;
+		return 0;
+	}
+	d->have_session = true;
+	d->version = a[0];
+	d->start_ns = a[1];
+	d->ncpus = a[2];
+	d->session_flags = a[3];
+	d->dirty_session = true;
+	/* The marker says what it is as soon as we know; an I/O error shows at sync. */
+	dmeta__write_session(d);
+	return 0;
+}
+
+static int handle_cpu_switch(struct daemon *d, const struct dp_item *it)
+{
+	if (it->nargs != 1 || it->args[0] >= DAEMON_MAX_CPUS)
+		return -EBADMSG;
+	if (d->t.cpu != it->args[0]) {
+		d->t.cpu = (uint32_t)it->args[0];
+		if (d->separate & DP_SEP_CPU)
+			daemon__invalidate(d);
+	}
+	return 0;
+}
+
+static int handle_time(struct daemon *d, const struct dp_item *it)
+{
+	if (it->nargs != 1)
+		return -EBADMSG;
+	d->t.time = it->args[0];
+	return 0;
+}
+
+static int uuid_taken(const struct daemon *d, const char *uname, uint64_t hi, uint64_t lo,
+		      size_t *slot)
+{
+	for (size_t i = 0; i < d->ndomains; i++) {
+		if (strcmp(d->domains[i].uname, uname))
+			continue;
+		*slot = d->domains[i].slot;
+		return d->domains[i].uuid_hi == hi && d->domains[i].uuid_lo == lo ? 0 : 1;
+	}
+	return -ENOENT;
+}
+
+static int handle_domain_def(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	struct domain *dom, *tmp;
+	char name[DP_MAX_STR + 1], uname[DP_MAX_STR + 64], comp[MANGLE_COMPONENT_MAX + 1];
+	size_t len, slot = d->ndomains;
+	int r;
+
+	if (it->nargs < 5 || a[0] == DP_DOMAIN_HOST || a[0] > UINT32_MAX)
+		return -EBADMSG;
+	if (get_str(it, 4, name, &len) < 0)
+		return -EBADMSG;
+	for (size_t i = 0; i < d->ndomains; i++) {
+		dom = &d->domains[i];
+		if (dom->id != a[0])
+			continue;
+		if (dom->uuid_hi != a[1] || dom->uuid_lo != a[2] || dom->flags != a[3] ||
+		    !same_bytes(dom->name, dom->len, name, len))
+			return -EBADMSG;
+		return 0;
+	}
+	if (d->ndomains >= DAEMON_MAX_DOMAINS)
+		return -EBADMSG;
+	/* A NUL inside the name would hide the rest from the directory name; escape it. */
+	if (len == 0 || memchr(name, '\0', len))
+		snprintf(uname, sizeof(uname), "domain%" PRIu64, a[0]);
+	else
+		memcpy(uname, name, len + 1);
+	r = uuid_taken(d, uname, a[1], a[2], &slot);
+	if (r == 1) {
+		size_t ul = strlen(uname);
+
+		snprintf(uname + ul, sizeof(uname) - ul, "@%08" PRIx64, a[1] >> 32);
+		slot = d->ndomains;
+		r = uuid_taken(d, uname, a[1], a[2], &slot);
+		if (r == 1) {
+			ul = strlen(uname);
+			snprintf(uname + ul, sizeof(uname) - ul, "#%" PRIu64, a[0]);
+			slot = d->ndomains;
+		}
+	} else if (r < 0) {
+		slot = d->ndomains;
+	}
+	tmp = realloc(d->domains, (d->ndomains + 1) * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	d->domains = tmp;
+	dom = &d->domains[d->ndomains];
+	memset(dom, 0, sizeof(*dom));
+	dom->id = a[0];
+	dom->uuid_hi = a[1];
+	dom->uuid_lo = a[2];
+	dom->flags = a[3];
+	dom->len = len;
+	dom->name = malloc(len + 1);
+	dom->uname = strdup(uname);
+	r = mangle__component(uname, strlen(uname), comp, sizeof(comp));
+	if (r >= 0 && asprintf(&dom->dir, "domains/%s", comp) < 0)
+		dom->dir = NULL;
+	if (!dom->name || !dom->uname || !dom->dir) {
+		free(dom->name);
+		free(dom->uname);
+		free(dom->dir);
+		return -ENOMEM;
+	}
+	memcpy(dom->name, name, len + 1);
+	dom->slot = (uint32_t)slot;
+	d->ndomains++;
+	return 0;
+}
+
+static int handle_domain_switch(struct daemon *d, const struct dp_item *it)
+{
+	const struct domain *dom = NULL;
+	uint32_t slot = 0;
+
+	if (it->nargs != 1)
+		return -EBADMSG;
+	if (it->args[0] != DP_DOMAIN_HOST) {
+		for (size_t i = 0; i < d->ndomains && !dom; i++)
+			if (d->domains[i].id == it->args[0])
+				dom = &d->domains[i];
+		if (!dom)
+			return -EBADMSG;
+		slot = dom->slot + 1;
+	}
+	if (slot != d->t.domain_slot) {
+		d->t.domain_slot = slot;
+		daemon__invalidate(d);
+	}
+	return 0;
+}
+
+struct image *daemon__image(const struct daemon *d, uint64_t id)
+{
+	struct image *im;
+
+	if (!d->image_nbuckets)
+		return NULL;
+	for (im = d->image_hash[hash_mix64(id) & (d->image_nbuckets - 1)]; im; im = im->next)
+		if (im->id == id)
+			return im;
+	return NULL;
+}
+
+static int handle_task_switch(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	struct image *app = NULL;
+
+	if (it->nargs != 3 || a[0] >= UINT32_MAX || a[1] >= UINT32_MAX)
+		return -EBADMSG;
+	if (a[2]) {
+		app = daemon__image(d, a[2]);
+		if (!app)
+			return -EBADMSG;
+	}
+	if (!d->t.have_task || d->t.tgid != a[0] || d->t.tid != a[1] || d->t.app != app) {
+		d->t.have_task = true;
+		d->t.tgid = (uint32_t)a[0];
+		d->t.tid = (uint32_t)a[1];
+		d->t.app = app;
+		daemon__invalidate(d);
+	}
+	return 0;
+}
+
+static int image_table_grow(struct daemon *d)
+{
+	size_t nb = d->image_nbuckets ? d->image_nbuckets * 2 : 1024;
+	struct image **h = calloc(nb, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->image_nbuckets; i++) {
+		struct image *im = d->image_hash[i], *next;
+
+		for (; im; im = next) {
+			size_t b = hash_mix64(im->id) & (nb - 1);
+
+			next = im->next;
+			im->next = h[b];
+			h[b] = im;
+		}
+	}
+	free(d->image_hash);
+	d->image_hash = h;
+	d->image_nbuckets = nb;
+	return 0;
+}
+
+static int handle_image_def(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	struct image *im;
+	uint8_t bid[DP_BUILD_ID_MAX] = {0};
+	size_t len, b;
+	const char *unused;
+
+	if (it->nargs < 10 || a[0] == 0 || a[1] == 0 || a[1] >= DP_IMAGE_KIND_MAX ||
+	    a[3] > DP_BUILD_ID_MAX || a[7] > a[8])
+		return -EBADMSG;
+	if (record_str(it, 9, &unused, &len) < 0)
+		return -EBADMSG;
+	dp_build_id__unpack(a + 4, bid, (size_t)a[3]);
+	im = daemon__image(d, a[0]);
+	if (im) {
+		char name[DP_MAX_STR + 1];
+
+		if (get_str(it, 9, name, &len) < 0)
+			return -EBADMSG;
+		if (im->kind != a[1] || im->mtime != a[2] || im->bid_len != a[3] ||
+		    memcmp(im->bid, bid, sizeof(bid)) || im->start != a[7] || im->end != a[8] ||
+		    !same_bytes(im->name, im->len, name, len))
+			return -EBADMSG;
+		return 0;
+	}
+	if (d->nimages >= DAEMON_MAX_IMAGES)
+		return -EBADMSG;
+	if (d->nimages >= d->image_nbuckets && image_table_grow(d) < 0)
+		return -ENOMEM;
+	im = calloc(1, sizeof(*im));
+	if (!im)
+		return -ENOMEM;
+	im->name = dup_str(it, 9, len);
+	if (!im->name) {
+		free(im);
+		return -ENOMEM;
+	}
+	im->id = a[0];
+	im->kind = (enum dp_image_kind)a[1];
+	im->mtime = a[2];
+	im->bid_len = (uint32_t)a[3];
+	memcpy(im->bid, bid, sizeof(bid));
+	im->start = a[7];
+	im->end = a[8];
+	im->len = len;
+	b = hash_mix64(im->id) & (d->image_nbuckets - 1);
+	im->next = d->image_hash[b];
+	d->image_hash[b] = im;
+	d->nimages++;
+	return 0;
+}
+
+static int handle_image_switch(struct daemon *d, const struct dp_item *it)
+{
+	struct image *im;
+
+	if (it->nargs != 2 || it->args[1] == 0 || it->args[1] >= DP_MODE_MAX)
+		return -EBADMSG;
+	im = daemon__image(d, it->args[0]);
+	if (!im)
+		return -EBADMSG;
+	if (im != d->t.image || d->t.mode != it->args[1]) {
+		d->t.image = im;
+		d->t.mode = (enum dp_mode)it->args[1];
+		daemon__invalidate(d);
+	}
+	return 0;
+}
+
+static int handle_event_def(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	char name[DP_MAX_STR + 1];
+	struct event *ev;
+	size_t len;
+
+	if (it->nargs < 8 || a[0] >= DP_MAX_EVENTS || a[5] > UINT32_MAX)
+		return -EBADMSG;
+	if (get_str(it, 7, name, &len) < 0)
+		return -EBADMSG;
+	ev = &d->events[a[0]];
+	if (ev->defined) {
+		if (ev->type != a[1] || ev->config != a[2] || ev->period != a[3] ||
+		    ev->freq != a[4] || ev->um != a[5] || ev->flags != a[6] ||
+		    !same_bytes(ev->name, ev->len, name, len))
+			return -EBADMSG;
+		return 0;
+	}
+	ev->name = malloc(len + 1);
+	if (!ev->name)
+		return -ENOMEM;
+	memcpy(ev->name, name, len + 1);
+	ev->len = len;
+	ev->type = a[1];
+	ev->config = a[2];
+	ev->period = a[3];
+	ev->freq = a[4];
+	ev->um = a[5];
+	ev->flags = a[6];
+	ev->defined = true;
+	d->dirty_events = true;
+	return 0;
+}
+
+static int handle_lost(struct daemon *d, const struct dp_item *it)
+{
+	if (it->nargs != 2 || it->args[0] >= DAEMON_MAX_CPUS)
+		return -EBADMSG;
+	d->stats.lost_records += it->args[1];
+	d->lost_cpu[it->args[0]] += it->args[1];
+	return 0;
+}
+
+static int handle_throttle(struct daemon *d, const struct dp_item *it)
+{
+	if (it->nargs != 2 || it->args[0] >= DAEMON_MAX_CPUS)
+		return -EBADMSG;
+	d->stats.throttled += it->args[1];
+	d->throttled_cpu[it->args[0]] += it->args[1];
+	return 0;
+}
+
+static bool names_full(struct daemon *d, size_t len)
+{
+	if (d->name_bytes + len + 1 > DAEMON_MAX_NAME_BYTES)
+		return true;
+	d->name_bytes += len + 1;
+	return false;
+}
+
+static int handle_ksym(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	const char *unused;
+	struct ksym *k;
+	size_t len;
+
+	if (it->nargs < 4 || a[2] > 0x7f || !((a[2] | 0x20) >= 'a' && (a[2] | 0x20) <= 'z'))
+		return -EBADMSG;
+	if (record_str(it, 3, &unused, &len) < 0)
+		return -EBADMSG;
+	if (d->nksyms >= DAEMON_MAX_KSYMS || names_full(d, len))
+		return -EBADMSG;
+	if (d->nksyms == d->ksyms_cap) {
+		size_t cap = d->ksyms_cap ? d->ksyms_cap * 2 : 1024;
+
+		k = realloc(d->ksyms, cap * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		d->ksyms = k;
+		d->ksyms_cap = cap;
+	}
+	k = &d->ksyms[d->nksyms];
+	k->name = dup_str(it, 3, len);
+	if (!k->name)
+		return -ENOMEM;
+	k->len = len;
+	k->addr = a[0];
+	k->size = a[1];
+	k->type = (char)a[2];
+	k->domain_slot = d->t.domain_slot;
+	d->nksyms++;
+	d->dirty_kallsyms = true;
+	return 0;
+}
+
+static int handle_kmod(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	const char *unused;
+	struct kmod *k;
+	size_t len;
+
+	if (it->nargs < 3)
+		return -EBADMSG;
+	if (record_str(it, 2, &unused, &len) < 0)
+		return -EBADMSG;
+	if (d->nkmods >= DAEMON_MAX_KMODS || names_full(d, len))
+		return -EBADMSG;
+	if (d->nkmods == d->kmods_cap) {
+		size_t cap = d->kmods_cap ? d->kmods_cap * 2 : 64;
+
+		k = realloc(d->kmods, cap * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		d->kmods = k;
+		d->kmods_cap = cap;
+	}
+	k = &d->kmods[d->nkmods];
+	k->name = dup_str(it, 2, len);
+	if (!k->name)
+		return -ENOMEM;
+	k->len = len;
+	k->start = a[0];
+	k->size = a[1];
+	k->domain_slot = d->t.domain_slot;
+	d->nkmods++;
+	d->dirty_kallsyms = true;
+	return 0;
+}
+
+static size_t task_bucket(const struct daemon *d, uint32_t slot, uint32_t tgid, uint32_t tid)
+{
+	return hash_mix64((uint64_t)slot << 48 ^ (uint64_t)tgid << 24 ^ tid) &
+	       (d->task_nbuckets - 1);
+}
+
+static int task_table_grow(struct daemon *d)
+{
+	size_t nb = d->task_nbuckets ? d->task_nbuckets * 2 : 1024;
+	struct task **old = d->task_hash;
+	size_t onb = d->task_nbuckets;
+
+	d->task_hash = calloc(nb, sizeof(*d->task_hash));
+	if (!d->task_hash) {
+		d->task_hash = old;
+		return -ENOMEM;
+	}
+	d->task_nbuckets = nb;
+	for (size_t i = 0; i < onb; i++) {
+		struct task *t = old[i], *next;
+
+		for (; t; t = next) {
+			size_t b = task_bucket(d, t->domain_slot, t->tgid, t->tid);
+
+			next = t->next;
+			t->next = d->task_hash[b];
+			d->task_hash[b] = t;
+		}
+	}
+	free(old);
+	return 0;
+}
+
+static int handle_comm(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	const char *unused;
+	struct task *t;
+	size_t len;
+	char *comm;
+
+	if (it->nargs < 3 || a[0] >= UINT32_MAX || a[1] >= UINT32_MAX)
+		return -EBADMSG;
+	if (record_str(it, 2, &unused, &len) < 0)
+		return -EBADMSG;
+	if (d->task_nbuckets) {
+		size_t b = task_bucket(d, d->t.domain_slot, (uint32_t)a[0], (uint32_t)a[1]);
+
+		for (t = d->task_hash[b]; t; t = t->next) {
+			if (t->domain_slot != d->t.domain_slot || t->tgid != a[0] || t->tid != a[1])
+				continue;
+			/* exec changes a task's comm: keep the latest */
+			if (t->len < len && names_full(d, len - t->len))
+				return -EBADMSG;
+			comm = dup_str(it, 2, len);
+			if (!comm)
+				return -ENOMEM;
+			free(t->comm);
+			t->comm = comm;
+			t->len = len;
+			d->dirty_tasks = true;
+			return 0;
+		}
+	}
+	if (d->ntasks >= DAEMON_MAX_TASKS || names_full(d, len))
+		return -EBADMSG;
+	if (d->ntasks >= d->task_nbuckets && task_table_grow(d) < 0)
+		return -ENOMEM;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->comm = dup_str(it, 2, len);
+	if (!t->comm) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->len = len;
+	t->domain_slot = d->t.domain_slot;
+	t->tgid = (uint32_t)a[0];
+	t->tid = (uint32_t)a[1];
+	{
+		size_t b = task_bucket(d, t->domain_slot, t->tgid, t->tid);
+
+		t->next = d->task_hash[b];
+		d->task_hash[b] = t;
+	}
+	d->ntasks++;
+	d->dirty_tasks = true;
+	return 0;
+}
+
+static int handle_dropped(struct daemon *d, const struct dp_item *it)
+{
+	if (it->nargs != 2 || it->args[0] == 0 || it->args[0] >= DP_DROP_MAX)
+		return -EBADMSG;
+	d->stats.dropped += it->args[1];
+	return 0;
+}
+
+static int handle_end(struct daemon *d, const struct dp_item *it)
+{
+	if (it->nargs != 1)
+		return -EBADMSG;
+	d->complete = true;
+	d->end_ns = it->args[0];
+	d->dirty_session = true;
+	return 0;
+}
+
+static int handle_event_scale(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+
+	if (it->nargs != 3 || a[0] >= DP_MAX_EVENTS || !d->events[a[0]].defined || a[2] > a[1])
+		return -EBADMSG;
+	/* Totals so far, not increments: the latest record wins. */
+	d->events[a[0]].time_enabled = a[1];
+	d->events[a[0]].time_running = a[2];
+	d->dirty_events = true;
+	return 0;
+}
+
+static const handler_fn handlers[DP_CODE_MAX] = {
+	[DP_CODE_SESSION] = handle_session,
+	[DP_CODE_CPU_SWITCH] = handle_cpu_switch,
+	[DP_CODE_TIME] = handle_time,
+	[DP_CODE_DOMAIN_DEF] = handle_domain_def,
+	[DP_CODE_DOMAIN_SWITCH] = handle_domain_switch,
+	[DP_CODE_TASK_SWITCH] = handle_task_switch,
+	[DP_CODE_IMAGE_DEF] = handle_image_def,
+	[DP_CODE_IMAGE_SWITCH] = handle_image_switch,
+	[DP_CODE_EVENT_DEF] = handle_event_def,
+	[DP_CODE_LOST] = handle_lost,
+	[DP_CODE_THROTTLE] = handle_throttle,
+	[DP_CODE_KSYM] = handle_ksym,
+	[DP_CODE_KMOD] = handle_kmod,
+	[DP_CODE_COMM] = handle_comm,
+	[DP_CODE_DROPPED] = handle_dropped,
+	[DP_CODE_END] = handle_end,
+	[DP_CODE_EVENT_SCALE] = handle_event_scale,
+};
+
+int daemon__handle(struct daemon *d, const struct dp_item *it)
+{
+	int r;
+
+	if (it->code >= DP_CODE_MAX || !handlers[it->code]) {
+		d->stats.unknown_codes++;
+		return 0;
+	}
+	r = handlers[it->code](d, it);
+	if (r == -EBADMSG) {
+		d->stats.bad_records++;
+		return 0;
+	}
+	return r;
+}
+
+void daemon__free_tables(struct daemon *d)
+{
+	for (size_t i = 0; i < d->image_nbuckets; i++) {
+		struct image *im = d->image_hash[i], *next;
+
+		for (; im; im = next) {
+			next = im->next;
+			free(im->name);
+			free(im);
+		}
+	}
+	free(d->image_hash);
+	for (size_t i = 0; i < d->ndomains; i++) {
+		free(d->domains[i].name);
+		free(d->domains[i].uname);
+		free(d->domains[i].dir);
+	}
+	free(d->domains);
+	for (int i = 0; i < DP_MAX_EVENTS; i++)
+		free(d->events[i].name);
+	for (size_t i = 0; i < d->nksyms; i++)
+		free(d->ksyms[i].name);
+	free(d->ksyms);
+	for (size_t i = 0; i < d->nkmods; i++)
+		free(d->kmods[i].name);
+	free(d->kmods);
+	for (size_t i = 0; i < d->task_nbuckets; i++) {
+		struct task *t = d->task_hash[i], *next;
+
+		for (; t; t = next) {
+			next = t->next;
+			free(t->comm);
+			free(t);
+		}
+	}
+	free(d->task_hash);
+}

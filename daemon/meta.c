@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The session's meta/ files (doc/session-layout.md). Each is rebuilt in
+ * memory and replaced atomically, and only when its content changed, so
+ * daemon__sync() is cheap enough to call every few seconds.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "domprof/metafile.h"
+#include "domprof/session.h"
+#include "daemon-priv.h"
+
+struct sb {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+
+static int sb_reserve(struct sb *b, size_t n)
+{
+	size_t cap;
+	char *p;
+
+	if (b->err)
+		return b->err;
+	if (b->cap - b->len > n)
+		return 0;
+	cap = b->cap ? b->cap : 4096;
+	while (cap - b->len <= n)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p)
+		return b->err = -ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || sb_reserve(b, (size_t)n + 1) < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* One escaped field (doc: bytes < 0x20, 0x7f, '%', tab and newline as %XX). */
+static void sb_field(struct sb *b, const char *s, size_t len)
+{
+	int n;
+
+	if (sb_reserve(b, 3 * len + 1) < 0)
+		return;
+	n = meta__escape(s, len, b->p + b->len, b->cap - b->len);
+	if (n < 0) {
+		b->err = n;
+		return;
+	}
+	b->len += (size_t)n;
+}
+
+static int sb_write(struct sb *b, int dirfd, const char *relpath)
+{
+	int r = b->err;
+
+	if (r == 0)
+		r = meta__write_file(dirfd, relpath, b->p ? b->p : "", b->len);
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+	return r;
+}
+
+const char *daemon__domain_name(const struct daemon *d, uint32_t slot)
+{
+	return slot == 0 ? "host" : d->domains[slot - 1].uname;
+}
+
+const char *daemon__domain_dir(const struct daemon *d, uint32_t slot)
+{
+	return slot == 0 ? "" : d->domains[slot - 1].dir;
+}
+
+static void separate_names(unsigned sep, char *buf, size_t cap)
+{
+	static const char *const names[] = {"lib", "kernel", "thread", "cpu"};
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < 4; i++)
+		if (sep & (1u << i))
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", names[i]);
+	if (!n)
+		snprintf(buf, cap, "none");
+}
+
+int dmeta__write_session(struct daemon *d)
+{
+	struct sb b = {0};
+	char sep[64];
+	int r;
+
+	separate_names(d->separate, sep, sizeof(sep));
+	sb_printf(&b, "domprof-session 1\n");
+	sb_printf(&b, "start_ns=%" PRIu64 "\n", d->start_ns);
+	if (d->complete)
+		sb_printf(&b, "end_ns=%" PRIu64 "\n", d->end_ns);
+	sb_printf(&b, "ncpus=%" PRIu64 "\n", d->ncpus);
+	sb_printf(&b, "timer_mode=%d\n", d->session_flags & DP_SESSION_TIMER_MODE ? 1 : 0);
+	sb_printf(&b, "separate=%s\n", sep);
+	sb_printf(&b, "complete=%d\n", d->complete ? 1 : 0);
+	r = sb_write(&b, d->dirfd, DP_SESSION_MARKER);
+	if (r == 0)
+		d->dirty_session = false;
+	return r;
+}
+
+/*
+ * index name type config period freq um flags, then (appended) the
+ * EVENT_SCALE totals time_enabled and time_running, 0 when never given.
+ */
+static int write_events(struct daemon *d)
+{
+	struct sb b = {0};
+	int r;
+
+	for (unsigned i = 0; i < DP_MAX_EVENTS; i++) {
+		const struct event *ev = &d->events[i];
+
+		if (!ev->defined)
+			continue;
+		sb_printf(&b, "%u\t", i);
+		sb_field(&b, ev->name, ev->len);
+		sb_printf(&b,
+			  "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+			  "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+			  ev->type, ev->config, ev->period, ev->freq, ev->um, ev->flags,
+			  ev->time_enabled, ev->time_running);
+	}
+	r = sb_write(&b, d->dirfd, "meta/events");
+	if (r == 0)
+		d->dirty_events = false;
+	return r;
+}
+
+static int write_stats(struct daemon *d)
+{
+	const struct daemon_stats *s = &d->stats;
+	struct sb b = {0};
+
+	sb_printf(&b, "samples=%" PRIu64 "\n", s->samples);
+	sb_printf(&b, "samples_no_ctx=%" PRIu64 "\n", s->samples_no_ctx);
+	sb_printf(&b, "bad_words=%" PRIu64 "\n", s->bad_words);
+	sb_printf(&b, "unknown_codes=%" PRIu64 "\n", s->unknown_codes);
+	sb_printf(&b, "bad_records=%" PRIu64 "\n", s->bad_records);
+	sb_printf(&b, "lost_records=%" PRIu64 "\n", s->lost_records);
+	sb_printf(&b, "throttled=%" PRIu64 "\n", s->throttled);
+	sb_printf(&b, "dropped=%" PRIu64 "\n", s->dropped);
+	sb_printf(&b, "write_errors=%" PRIu64 "\n", s->write_errors);
+	for (unsigned c = 0; c < DAEMON_MAX_CPUS; c++)
+		if (d->lost_cpu[c])
+			sb_printf(&b, "lost.cpu%u=%" PRIu64 "\n", c, d->lost_cpu[c]);
+	for (unsigned c = 0; c < DAEMON_MAX_CPUS; c++)
+		if (d->throttled_cpu[c])
+			sb_printf(&b, "throttled.cpu%u=%" PRIu64 "\n", c, d->throttled_cpu[c]);
+	return sb_write(&b, d->dirfd, "meta/stats");
+}
+
+static const char *kind_name(enum dp_image_kind kind)
+{
+	static const char *const names[DP_IMAGE_KIND_MAX] = {
+		[DP_IMAGE_FILE] = "file",	[DP_IMAGE_KERNEL] = "kernel",
+		[DP_IMAGE_MODULE] = "module",	[DP_IMAGE_ANON] = "anon",
+		[DP_IMAGE_UNKNOWN] = "unknown",
+	};
+
+	return (unsigned)kind < DP_IMAGE_KIND_MAX && names[kind] ? names[kind] : "unknown";
+}
+
+static int write_images(struct daemon *d)
+{
+	struct sb b = {0};
+	int r;
+
+	for (const struct seen_image *s = d->seen_first; s; s = s->list_next) {
+		const struct image *im = s->image;
+		const char *dom = daemon__domain_name(d, s->domain_slot);
+
+		sb_field(&b, dom, strlen(dom));
+		sb_printf(&b, "\t%s\t%s\t", dp_mode__name((enum dp_mode)s->mode),
+			  kind_name(im->kind));
+		sb_field(&b, s->relpath, strlen(s->relpath));
+		sb_printf(&b, "\t");
+		if (!im->bid_len)
+			sb_printf(&b, "-");
+		for (uint32_t i = 0; i < im->bid_len; i++)
+			sb_printf(&b, "%02x", im->bid[i]);
+		sb_printf(&b, "\t%" PRIu64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t", im->mtime, im->start,
+			  im->end);
+		sb_field(&b, im->name, im->len);
+		sb_printf(&b, "\n");
+	}
+	r = sb_write(&b, d->dirfd, "meta/images");
+	if (r == 0)
+		d->dirty_images = false;
+	return r;
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = *(const struct ksym *const *)a, *y = *(const struct ksym *const *)b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* equal addresses keep stream order, so a replay writes the same file */
+	return x < y ? -1 : x > y;
+}
+
+/* meta/ of a domain: "meta/NAME" for the host, "domains/D/meta/NAME" for the others. */
+static int domain_meta_path(struct daemon *d, uint32_t slot, const char *name, char *out,
+			    size_t cap)
+{
+	int r;
+
+	if (slot == 0) {
+		snprintf(out, cap, "meta/%s", name);
+		return 0;
+	}
+	snprintf(out, cap, "%s/meta", daemon__domain_dir(d, slot));
+	r = session__mkdirs(d->dirfd, out);
+	if (r < 0)
+		return r;
+	snprintf(out, cap, "%s/meta/%s", daemon__domain_dir(d, slot), name);
+	return 0;
+}
+
+static bool slot_is_canonical(const struct daemon *d, uint32_t slot)
+{
+	return slot == 0 || d->domains[slot - 1].slot == slot - 1;
+}
+
+static int write_kallsyms(struct daemon *d)
+{
+	const struct ksym **sorted = NULL;
+	char path[512];
+	int err = 0;
+
+	if (d->nksyms) {
+		sorted = malloc(d->nksyms * sizeof(*sorted));
+		if (!sorted)
+			return -ENOMEM;
+		for (size_t i = 0; i < d->nksyms; i++)
+			sorted[i] = &d->ksyms[i];
+		qsort(sorted, d->nksyms, sizeof(*sorted), ksym_cmp);
+	}
+	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
+		struct sb b = {0};
+		bool any = slot == 0;
+		int r;
+
+		if (!slot_is_canonical(d, slot))
+			continue;
+		for (size_t i = 0; i < d->nksyms; i++) {
+			const struct ksym *k = sorted[i];
+
+			if (k->domain_slot != slot)
+				continue;
+			sb_printf(&b, "%016" PRIx64 "\t%" PRIx64 "\t%c\t", k->addr, k->size,
+				  k->type);
+			sb_field(&b, k->name, k->len);
+			sb_printf(&b, "\n");
+			any = true;
+		}
+		for (size_t i = 0; i < d->nkmods; i++) {
+			const struct kmod *k = &d->kmods[i];
+
+			if (k->domain_slot != slot)
+				continue;
+			sb_printf(&b, "module\t");
+			sb_field(&b, k->name, k->len);
+			sb_printf(&b, "\t%016" PRIx64 "\t%" PRIx64 "\n", k->start, k->size);
+			any = true;
+		}
+		if (!any) {
+			free(b.p);
+			continue;
+		}
+		r = domain_meta_path(d, slot, "kallsyms", path, sizeof(path));
+		if (r == 0)
+			r = sb_write(&b, d->dirfd, path);
+		else
+			free(b.p);
+		if (r < 0 && !err)
+			err = r;
+	}
+	free(sorted);
+	if (!err)
+		d->dirty_kallsyms = false;
+	return err;
+}
+
+static int task_cmp(const void *a, const void *b)
+{
+	const struct task *x = *(const struct task *const *)a, *y = *(const struct task *const *)b;
+
+	if (x->domain_slot != y->domain_slot)
+		return x->domain_slot < y->domain_slot ? -1 : 1;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int write_tasks(struct daemon *d)
+{
+	const struct task **sorted = NULL;
+	size_t n = 0, i = 0;
+	char path[512];
+	int err = 0;
+
+	if (d->ntasks) {
+		sorted = malloc(d->ntasks * sizeof(*sorted));
+		if (!sorted)
+			return -ENOMEM;
+		for (size_t k = 0; k < d->task_nbuckets; k++)
+			for (const struct task *t = d->task_hash[k]; t; t = t->next)
+				sorted[n++] = t;
+		qsort(sorted, n, sizeof(*sorted), task_cmp);
+	}
+	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
+		struct sb b = {0};
+		bool any = slot == 0;
+		int r;
+
+		if (!slot_is_canonical(d, slot))
+			continue;
+		for (; i < n && sorted[i]->domain_slot == slot; i++) {
+			sb_printf(&b, "%" PRIu32 "\t%" PRIu32 "\t", sorted[i]->tgid,
+				  sorted[i]->tid);
+			sb_field(&b, sorted[i]->comm, sorted[i]->len);
+			sb_printf(&b, "\n");
+			any = true;
+		}
+		if (!any) {
+			free(b.p);
+			continue;
+		}
+		r = domain_meta_path(d, slot, "tasks", path, sizeof(path));
+		if (r == 0)
+			r = sb_write(&b, d->dirfd, path);
+		else
+			free(b.p);
+		if (r < 0 && !err)
+			err = r;
+	}
+	free(sorted);
+	if (!err)
+		d->dirty_tasks = false;
+	return err;
+}
+
+int dmeta__write_all(struct daemon *d)
+{
+	int err = 0, r;
+
+#define KEEP_FIRST(call)                                                                           \
+	do {                                                                                       \
+		r = (call);                                                                        \
+		if (r < 0 && !err)                                                                 \
+			err = r;                                                                   \
+	} while (0)
+	if (d->dirty_session)
+		KEEP_FIRST(dmeta__write_session(d));
+	if (d->dirty_events)
+		KEEP_FIRST(write_events(d));
+	if (d->dirty_images)
+		KEEP_FIRST(write_images(d));
+	if (d->dirty_kallsyms)
+		KEEP_FIRST(write_kallsyms(d));
+	if (d->dirty_tasks)
+		KEEP_FIRST(write_tasks(d));
+	KEEP_FIRST(write_stats(d));
+#undef KEEP_FIRST
+	return err;
+}

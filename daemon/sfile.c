@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Sample files (OProfile's opd_sfile.c). Two levels: the context tuple of
+ * the stream (ids, as --separate keeps them) finds an sfile in one hash
+ * lookup; a new tuple is mangled to its path, and the path finds the sfile,
+ * so two image ids that name the same file share one open odb (opening a
+ * file twice would corrupt it). A bounded number of odb files stay open,
+ * least recently used closed first and reopened on demand.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "domprof/hash.h"
+#include "domprof/odb.h"
+#include "daemon-priv.h"
+#include "mangle.h"
+
+static uint64_t skey_hash(const struct skey *k)
+{
+	uint64_t h = hash_mix64(k->image ^ (k->app << 20));
+
+	h = hash_mix64(h ^ ((uint64_t)k->domain_slot << 32 | k->mode << 8 | k->event));
+	h = hash_mix64(h ^ ((uint64_t)k->tgid << 32 | k->tid));
+	return hash_mix64(h ^ k->cpu);
+}
+
+static bool skey_eq(const struct skey *a, const struct skey *b)
+{
+	return a->image == b->image && a->app == b->app && a->domain_slot == b->domain_slot &&
+	       a->mode == b->mode && a->tgid == b->tgid && a->tid == b->tid && a->cpu == b->cpu &&
+	       a->event == b->event;
+}
+
+/* Double a chained table of nb buckets when its count reaches nb. */
+#define GROW_TABLE(d, table, nb, count, type, hashexpr)                                            \
+	({                                                                                         \
+		int _r = 0;                                                                        \
+		if ((count) >= (nb)) {                                                             \
+			size_t _nb = (nb) ? (nb)*2 : 1024;                                         \
+			type **_h = calloc(_nb, sizeof(*_h));                                      \
+			if (!_h) {                                                                 \
+				_r = -ENOMEM;                                                      \
+			} else {                                                                   \
+				for (size_t _i = 0; _i < (nb); _i++) {                             \
+					type *_e = (table)[_i], *_next;                            \
+					for (; _e; _e = _next) {                                   \
+						size_t _b = (hashexpr) & (_nb - 1);                \
+						_next = _e->next;                                  \
+						_e->next = _h[_b];                                 \
+						_h[_b] = _e;                                       \
+					}                                                          \
+				}                                                                  \
+				free(table);                                                       \
+				(table) = _h;                                                      \
+				(nb) = _nb;                                                        \
+			}                                                                          \
+		}                                                                                  \
+		_r;                                                                                \
+	})
+
+static void lru_unlink(struct daemon *d, struct sfile *sf)
+{
+	if (sf->lru_prev)
+		sf->lru_prev->lru_next = sf->lru_next;
+	else
+		d->lru_head = sf->lru_next;
+	if (sf->lru_next)
+		sf->lru_next->lru_prev = sf->lru_prev;
+	else
+		d->lru_tail = sf->lru_prev;
+	sf->lru_prev = sf->lru_next = NULL;
+}
+
+static void lru_push(struct daemon *d, struct sfile *sf)
+{
+	sf->lru_prev = NULL;
+	sf->lru_next = d->lru_head;
+	if (d->lru_head)
+		d->lru_head->lru_prev = sf;
+	d->lru_head = sf;
+	if (!d->lru_tail)
+		d->lru_tail = sf;
+}
+
+static void sfile_close(struct daemon *d, struct sfile *sf)
+{
+	if (!sf->db)
+		return;
+	lru_unlink(d, sf);
+	odb__close(sf->db);
+	sf->db = NULL;
+	d->nopen--;
+}
+
+/* Errors that reopening could cure once space is freed; the rest are final for the file. */
+static bool transient_error(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT || err == -ENOMEM || err == -EMFILE ||
+	       err == -ENFILE || err == -EINTR;
+}
+
+static int sfile_open(struct daemon *d, struct sfile *sf)
+{
+	int r;
+
+	if (sf->err)
+		return sf->err;
+	while (d->nopen >= d->max_open && d->lru_tail)
+		sfile_close(d, d->lru_tail);
+	r = odb__open(d->dirfd, sf->path, &sf->hdr, &sf->db);
+	if (r < 0) {
+		sf->db = NULL;
+		if (!transient_error(r))
+			sf->err = r;
+		return r;
+	}
+	d->nopen++;
+	lru_push(d, sf);
+	return 0;
+}
+
+void sfile__add(struct daemon *d, struct sfile *sf, uint64_t key)
+{
+	int r = 0;
+
+	if (!sf->db)
+		r = sfile_open(d, sf);
+	if (r == 0)
+		r = odb__add(sf->db, key, 1);
+	if (r == 0)
+		d->stats.samples++;
+	else
+		daemon__write_error(d, r);
+}
+
+static void image_view(const struct daemon *d, const struct image *im, struct mangle_image *mi)
+{
+	mi->kind = im->kind;
+	mi->name = im->name;
+	mi->len = im->len;
+	mi->tgid = im->anon_tgid_set ? im->anon_tgid : d->t.tgid;
+	mi->start = im->start;
+	mi->end = im->end;
+}
+
+int sfile__image_relpath(const struct daemon *d, const struct image *im, char *out, size_t cap)
+{
+	struct mangle_image mi;
+
+	image_view(d, im, &mi);
+	return mangle__image(&mi, mangle__image_bound(d->separate, im->kind), out, cap);
+}
+
+static void seen_add(struct daemon *d, const struct image *im, uint32_t slot, uint32_t mode)
+{
+	char rel[MANGLE_BUF_SIZE];
+	struct seen_image *s;
+	uint64_t h;
+	int len = sfile__image_relpath(d, im, rel, sizeof(rel));
+
+	if (len < 0)
+		return;
+	h = hash_mix64(fnv1a64(rel, (size_t)len) ^ ((uint64_t)slot << 8 | mode));
+	if (d->seen_nbuckets) {
+		for (s = d->seen_hash[h & (d->seen_nbuckets - 1)]; s; s = s->next)
+			if (s->hash == h && s->domain_slot == slot && s->mode == mode &&
+			    !strcmp(s->relpath, rel))
+				return;
+	}
+	if (GROW_TABLE(d, d->seen_hash, d->seen_nbuckets, d->nseen, struct seen_image, _e->hash) <
+	    0)
+		return;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return;
+	s->relpath = strdup(rel);
+	if (!s->relpath) {
+		free(s);
+		return;
+	}
+	s->domain_slot = slot;
+	s->mode = mode;
+	s->image = im;
+	s->hash = h;
+	s->next = d->seen_hash[h & (d->seen_nbuckets - 1)];
+	d->seen_hash[h & (d->seen_nbuckets - 1)] = s;
+	if (d->seen_last)
+		d->seen_last->list_next = s;
+	else
+		d->seen_first = s;
+	d->seen_last = s;
+	d->nseen++;
+	d->dirty_images = true;
+}
+
+static void make_header(const struct daemon *d, const struct image *im, const struct event *ev,
+			struct odb_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->cpu_type =
+		d->session_flags & DP_SESSION_TIMER_MODE ? ODB_CPU_TIMER : ODB_CPU_ARCH_PERFMON;
+	h->ctr_event = (uint32_t)ev->config;
+	h->ctr_um = (uint32_t)ev->um;
+	h->ctr_count = (uint32_t)(ev->flags & DP_EVENT_FREQ ? ev->freq : ev->period);
+	h->is_kernel = im->kind == DP_IMAGE_KERNEL || im->kind == DP_IMAGE_MODULE;
+	h->mtime = im->mtime;
+	h->anon_start = im->kind == DP_IMAGE_ANON ? im->start : 0;
+}
+
+static struct sfile *sfile_by_path(struct daemon *d, const char *path, size_t len,
+				   const struct image *im, const struct event *ev)
+{
+	uint64_t h = fnv1a64(path, len);
+	struct sfile *sf;
+
+	if (d->sfile_nbuckets) {
+		for (sf = d->sfile_hash[h & (d->sfile_nbuckets - 1)]; sf; sf = sf->next)
+			if (sf->hash == h && !strcmp(sf->path, path))
+				return sf;
+	}
+	if (GROW_TABLE(d, d->sfile_hash, d->sfile_nbuckets, d->nsfiles, struct sfile, _e->hash) < 0)
+		return NULL;
+	sf = calloc(1, sizeof(*sf));
+	if (!sf)
+		return NULL;
+	sf->path = malloc(len + 1);
+	if (!sf->path) {
+		free(sf);
+		return NULL;
+	}
+	memcpy(sf->path, path, len + 1);
+	sf->hash = h;
+	make_header(d, im, ev, &sf->hdr);
+	sf->next = d->sfile_hash[h & (d->sfile_nbuckets - 1)];
+	d->sfile_hash[h & (d->sfile_nbuckets - 1)] = sf;
+	sf->all_next = d->sfiles;
+	d->sfiles = sf;
+	d->nsfiles++;
+	return sf;
+}
+
+/*
+ * The slow path: the first sample of an event in a new context. The caller
+ * has checked that an image and the event are defined.
+ */
+struct sfile *sfile__lookup(struct daemon *d, uint32_t event)
+{
+	struct transient *t = &d->t;
+	struct image *im = t->image;
+	const struct event *ev = &d->events[event];
+	bool sep_app = mangle__separates_app(d->separate, im->kind);
+	bool sep_thread = d->separate & DP_SEP_THREAD;
+	struct skey k = {
+		.image = im->id,
+		.app = sep_app && t->app ? t->app->id : 0,
+		.domain_slot = t->domain_slot,
+		.mode = t->mode,
+		.tgid = sep_thread ? t->tgid : MANGLE_ALL,
+		.tid = sep_thread ? t->tid : MANGLE_ALL,
+		.cpu = d->separate & DP_SEP_CPU ? t->cpu : MANGLE_ALL,
+		.event = event,
+	};
+	uint64_t h = skey_hash(&k);
+	struct skey_ent *e;
+	char path[MANGLE_BUF_SIZE + 512];
+	struct mangle_image mi, ma;
+	struct mangle_sample ms;
+	size_t plen = 0;
+	int r;
+
+	if (d->skey_nbuckets) {
+		for (e = d->skey_hash[h & (d->skey_nbuckets - 1)]; e; e = e->next)
+			if (skey_eq(&e->k, &k))
+				goto found;
+	}
+	if (im->kind == DP_IMAGE_ANON && !im->anon_tgid_set) {
+		im->anon_tgid = t->have_task ? t->tgid : 0;
+		im->anon_tgid_set = true;
+	}
+	image_view(d, im, &mi);
+	if (k.app)
+		image_view(d, t->app, &ma);
+	ms = (struct mangle_sample){
+		.image = &mi,
+		.app = k.app ? &ma : NULL,
+		.event = ev->name,
+		.event_len = ev->len,
+		.count = ev->flags & DP_EVENT_FREQ ? ev->freq : ev->period,
+		.um = (uint32_t)ev->um,
+		.tgid = k.tgid,
+		.tid = k.tid,
+		.cpu = k.cpu,
+		.separate = d->separate,
+	};
+	if (t->domain_slot)
+		plen = (size_t)snprintf(path, sizeof(path), "%s/",
+					daemon__domain_dir(d, t->domain_slot));
+	plen += (size_t)snprintf(path + plen, sizeof(path) - plen, "samples/current/");
+	r = mangle__sample(&ms, path + plen, sizeof(path) - plen);
+	if (r < 0) {
+		daemon__write_error(d, r);
+		return NULL;
+	}
+	plen += (size_t)r;
+	if (GROW_TABLE(d, d->skey_hash, d->skey_nbuckets, d->nskeys, struct skey_ent,
+		       skey_hash(&_e->k)) < 0)
+		goto nomem;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		goto nomem;
+	e->k = k;
+	e->sf = sfile_by_path(d, path, plen, im, ev);
+	if (!e->sf) {
+		free(e);
+		goto nomem;
+	}
+	e->next = d->skey_hash[h & (d->skey_nbuckets - 1)];
+	d->skey_hash[h & (d->skey_nbuckets - 1)] = e;
+	d->nskeys++;
+	seen_add(d, im, t->domain_slot, t->mode);
+found:
+	if (e->sf->db) {
+		lru_unlink(d, e->sf);
+		lru_push(d, e->sf);
+	}
+	return e->sf;
+nomem:
+	daemon__write_error(d, -ENOMEM);
+	return NULL;
+}
+
+void sfile__free_all(struct daemon *d)
+{
+	struct sfile *sf, *next;
+
+	for (sf = d->sfiles; sf; sf = next) {
+		next = sf->all_next;
+		sfile_close(d, sf);
+		free(sf->path);
+		free(sf);
+	}
+	d->sfiles = NULL;
+	for (size_t i = 0; i < d->skey_nbuckets; i++) {
+		struct skey_ent *e = d->skey_hash[i], *n;
+
+		for (; e; e = n) {
+			n = e->next;
+			free(e);
+		}
+	}
+	free(d->skey_hash);
+	free(d->sfile_hash);
+	for (struct seen_image *s = d->seen_first, *n; s; s = n) {
+		n = s->list_next;
+		free(s->relpath);
+		free(s);
+	}
+	free(d->seen_hash);
+}
