@@ -15,25 +15,19 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <linux/perf_event.h>
 
-#include "domprof/daemon.h"
 #include "domprof/events.h"
 #include "domprof/hostsync.h"
 #include "domprof/import.h"
 #include "domprof/le.h"
-#include "domprof/stream.h"
 
 #define PERF_MAGIC2	   0x32454c4946524550ull /* "PERFILE2" read little-endian */
 #define PERF_MAGIC2_SWAP   0x50455246494c4532ull /* the same written big-endian */
@@ -55,9 +49,6 @@
 #define HEADER_NRCPUS	  7
 #define HEADER_EVENT_DESC 12
 #define HEADER_FEAT_BITS  256
-
-/* Flush the sink's saved stream about this often, in words. */
-#define SINK_FLUSH_WORDS (1u << 16)
 
 struct pd_attr {
 	uint32_t type;
@@ -687,232 +678,4 @@ int import__perf_data_words(const void *buf, size_t len, const struct import_opt
 			    size_t errlen)
 {
 	return import__perf_data(buf, len, opts, words_sink, out, stats, errbuf, errlen);
-}
-
-/* The session side: every word to the saved stream and to the daemon. */
-struct session_sink {
-	struct stream_writer *sw;
-	struct daemon *d;
-	uint64_t *carry; /* a partial item the daemon left for the next call */
-	size_t ncarry, capcarry;
-	size_t since_flush;
-	int err; /* first error, -errno */
-};
-
-static int session_feed(struct session_sink *s, const uint64_t *w, size_t n)
-{
-	size_t used = 0;
-	int ret;
-
-	if (!n)
-		return 0;
-	ret = stream_writer__write(s->sw, w, n);
-	if (ret < 0)
-		return ret;
-	s->since_flush += n;
-	if (s->since_flush >= SINK_FLUSH_WORDS) {
-		ret = stream_writer__flush(s->sw);
-		if (ret < 0)
-			return ret;
-		s->since_flush = 0;
-	}
-	if (s->ncarry) {
-		/* Rare: an item split across two calls; join them. */
-		if (s->ncarry + n > s->capcarry) {
-			size_t cap = s->ncarry + n;
-			uint64_t *c = realloc(s->carry, cap * sizeof(*c));
-
-			if (!c)
-				return -ENOMEM;
-			s->carry = c;
-			s->capcarry = cap;
-		}
-		memcpy(s->carry + s->ncarry, w, n * sizeof(*w));
-		s->ncarry += n;
-		ret = daemon__process(s->d, s->carry, s->ncarry, &used);
-		if (ret < 0)
-			return ret;
-		memmove(s->carry, s->carry + used, (s->ncarry - used) * sizeof(*w));
-		s->ncarry -= used;
-		return 0;
-	}
-	ret = daemon__process(s->d, w, n, &used);
-	if (ret < 0)
-		return ret;
-	if (used < n) {
-		size_t rest = n - used;
-
-		if (rest > s->capcarry) {
-			uint64_t *c = realloc(s->carry, rest * sizeof(*c));
-
-			if (!c)
-				return -ENOMEM;
-			s->carry = c;
-			s->capcarry = rest;
-		}
-		memcpy(s->carry, w + used, rest * sizeof(*w));
-		s->ncarry = rest;
-	}
-	return 0;
-}
-
-static int session_sink_fn(const uint64_t *w, size_t n, void *arg)
-{
-	struct session_sink *s = arg;
-	int ret = session_feed(s, w, n);
-
-	if (ret < 0 && !s->err)
-		s->err = ret;
-	return ret;
-}
-
-static int replay_stream(const char *path, struct session_sink *s, struct import_stats *st,
-			 char *errbuf, size_t errlen)
-{
-	struct stream_reader *r;
-	uint64_t *buf;
-	long n;
-	int ret;
-
-	ret = stream_reader__open(AT_FDCWD, path, &r);
-	if (ret < 0) {
-		snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
-		return ret;
-	}
-	buf = malloc(SINK_FLUSH_WORDS * sizeof(*buf));
-	if (!buf) {
-		stream_reader__close(r);
-		snprintf(errbuf, errlen, "%s: out of memory", path);
-		return -ENOMEM;
-	}
-	while ((n = stream_reader__read(r, buf, SINK_FLUSH_WORDS)) > 0) {
-		ret = session_sink_fn(buf, (size_t)n, s);
-		if (ret < 0) {
-			snprintf(errbuf, errlen, "%s: writing the session failed: %s", path,
-				 strerror(-ret));
-			break;
-		}
-		st->words += (uint64_t)n;
-	}
-	if (n < 0) {
-		ret = (int)n;
-		snprintf(errbuf, errlen, "%s: %s", path,
-			 ret == -EBADMSG ? "corrupt or truncated event stream" : strerror(-ret));
-	}
-	free(buf);
-	stream_reader__close(r);
-	return ret < 0 ? ret : 0;
-}
-
-static int import_mapped(const char *path, int fd, struct session_sink *s,
-			 const struct import_opts *opts, struct import_stats *st, char *errbuf,
-			 size_t errlen)
-{
-	char err[512] = "";
-	struct stat sb;
-	void *map;
-	int ret;
-
-	if (fstat(fd, &sb) < 0)
-		return -errno;
-	if (!S_ISREG(sb.st_mode)) {
-		snprintf(errbuf, errlen, "%s: not a regular file", path);
-		return -EINVAL;
-	}
-	if (!sb.st_size) {
-		snprintf(errbuf, errlen, "%s: empty file", path);
-		return -EBADMSG;
-	}
-	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED) {
-		ret = -errno;
-		snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
-		return ret;
-	}
-	ret = import__perf_data(map, (size_t)sb.st_size, opts, session_sink_fn, s, st, err,
-				sizeof(err));
-	if (ret)
-		snprintf(errbuf, errlen, "%s: %s", path, err);
-	munmap(map, (size_t)sb.st_size);
-	return ret;
-}
-
-int import__session(const char *path, int session_dirfd, const struct import_opts *opts,
-		    struct import_stats *stats, char *errbuf, size_t errlen)
-{
-	struct session_sink s = {0};
-	struct import_stats st_local;
-	struct import_stats *st = stats ? stats : &st_local;
-	char dummy[1];
-	uint8_t magic[16];
-	ssize_t got;
-	int fd, ret, ret2;
-
-	if (!errbuf || !errlen) {
-		errbuf = dummy;
-		errlen = sizeof(dummy);
-	}
-	errbuf[0] = '\0';
-	memset(st, 0, sizeof(*st));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
-		return ret;
-	}
-	got = pread(fd, magic, sizeof(magic), 0);
-	if (got < 0) {
-		ret = -errno;
-		snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
-		goto out_fd;
-	}
-	switch (import__detect(magic, (size_t)got)) {
-	case IMPORT_PERF_DATA:
-	case IMPORT_DP_STREAM:
-		break;
-	case IMPORT_PERF_PIPE:
-		snprintf(errbuf, errlen,
-			 "%s: pipe-mode perf.data is not supported (record with -o FILE)", path);
-		ret = -ENOTSUP;
-		goto out_fd;
-	default:
-		snprintf(errbuf, errlen, "%s: neither a perf.data file nor a domprof event stream",
-			 path);
-		ret = -EBADMSG;
-		goto out_fd;
-	}
-
-	ret = daemon__new(session_dirfd, opts ? opts->separate : 0, &s.d);
-	if (ret < 0) {
-		snprintf(errbuf, errlen, "starting the daemon: %s", strerror(-ret));
-		goto out_fd;
-	}
-	ret = stream_writer__open(session_dirfd, DP_STREAM_PATH, &s.sw);
-	if (ret < 0) {
-		snprintf(errbuf, errlen, "%s: %s", DP_STREAM_PATH, strerror(-ret));
-		goto out_daemon;
-	}
-
-	if (import__detect(magic, (size_t)got) == IMPORT_DP_STREAM)
-		ret = replay_stream(path, &s, st, errbuf, errlen);
-	else
-		ret = import_mapped(path, fd, &s, opts, st, errbuf, errlen);
-
-	ret2 = stream_writer__close(s.sw);
-	if (!ret && ret2 < 0) {
-		ret = ret2;
-		snprintf(errbuf, errlen, "%s: %s", DP_STREAM_PATH, strerror(-ret));
-	}
-out_daemon:
-	/* Whatever was imported before an error stays readable. */
-	ret2 = s.d ? daemon__sync(s.d) : 0;
-	if (!ret && ret2 < 0) {
-		ret = ret2;
-		snprintf(errbuf, errlen, "writing the session metadata: %s", strerror(-ret));
-	}
-	daemon__free(s.d);
-	free(s.carry);
-out_fd:
-	close(fd);
-	return ret;
 }

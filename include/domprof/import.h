@@ -6,8 +6,8 @@
  *     attrs become EVENT_DEFs and every kernel record goes through the host
  *     sync stage (hostsync.h), which emits the words;
  *   - a domprof saved event stream (raw/events.zst): replayed word for word.
- * The words go to a sink; import__session() writes them to a new session's
- * saved stream and its daemon, exactly like the recorder.
+ * The words go to a sink; `domprof import` (cli/cmd-import.c) writes them to
+ * a new session's saved stream and its daemon, exactly like the recorder.
  */
 #ifndef DOMPROF_IMPORT_H
 #define DOMPROF_IMPORT_H
@@ -27,7 +27,6 @@ enum import_format {
 struct import_opts {
 	const char *kallsyms; /* NULL: /proc/kallsyms */
 	const char *modules;  /* NULL: /proc/modules, or none when kallsyms is given */
-	unsigned separate;    /* DP_SEP_* for the session's daemon */
 };
 
 struct import_stats {
@@ -58,15 +57,5 @@ int import__perf_data(const void *buf, size_t len, const struct import_opts *opt
 int import__perf_data_words(const void *buf, size_t len, const struct import_opts *opts,
 			    struct dp_words *out, struct import_stats *stats, char *errbuf,
 			    size_t errlen);
-
-/*
- * Import the file at path (perf.data or a saved stream, detected) into the
- * session directory session_dirfd (already created): the words go to
- * raw/events.zst and to a daemon, whose metadata is synced even when the
- * input is damaged part way. Returns 0 or -errno with errbuf set (naming the
- * file); stats may be NULL.
- */
-int import__session(const char *path, int session_dirfd, const struct import_opts *opts,
-		    struct import_stats *stats, char *errbuf, size_t errlen);
 
 #endif
