@@ -215,37 +215,59 @@ check_split() {
 # compare_with_perf PERF.DATA CSV [PERF-REPORT-OPTIONS]: for every symbol
 # above 0.1 % in `perf report --sort sym`, the sample count domprof's
 # `report --symbols --format csv` gives (summed over images, as perf's
-# --sort sym does) is the same. Unresolved perf entries (0x...) are skipped.
+# --sort sym does) is the same. Names are compared unmangled (perf
+# --no-demangle). Where perf and domprof name one address differently (an
+# alias, e.g. malloc and __libc_malloc) the counts of the names only one side
+# has are compared per binary. Unresolved perf entries (0x...) are skipped.
 compare_with_perf() {
 	pdata=$1
 	csvf=$2
 	shift 2
-	perf report -i "$pdata" --stdio --sort sym -F sample,sym "$@" >perf-report.txt 2>perf-report.err ||
-		{ cat perf-report.err; return 1; }
+	perf report -i "$pdata" --stdio --no-demangle --sort dso,sym -F sample,dso,sym -t '|' "$@" \
+		>perf-report.txt 2>perf-report.err || { cat perf-report.err; return 1; }
 	python3 - perf-report.txt "$csvf" <<-\PY
-	import csv, re, sys
-	perf = {}
+	import csv, os, re, sys
+	def dso_key(d):
+	    d = os.path.basename(d.strip())
+	    return "[kernel]" if d in ("[kernel.kallsyms]", "vmlinux") else d
+	perf, perf_dso = {}, {}
 	total = 0
 	for line in open(sys.argv[1], errors="replace"):
-	    m = re.match(r"^\s*(\d+)\s+\[(.)\]\s+(.*?)\s*$", line)
-	    if not m:
+	    if line.startswith("#"):
 	        continue
-	    n, name = int(m.group(1)), m.group(3)
+	    f = line.rstrip("\n").split("|")
+	    if len(f) < 3 or not f[0].strip().isdigit():
+	        continue
+	    n, dso = int(f[0]), dso_key(f[1])
+	    name = re.sub(r"^\[.\]\s+", "", f[2].strip())
 	    total += n
 	    perf[name] = perf.get(name, 0) + n
-	dp = {}
+	    perf_dso.setdefault(dso, {})
+	    perf_dso[dso][name] = perf_dso[dso].get(name, 0) + n
+	dp, dp_dso = {}, {}
 	dtotal = 0
 	for r in csv.DictReader(open(sys.argv[2])):
-	    dp[r["symbol"]] = dp.get(r["symbol"], 0) + int(r["samples"])
-	    dtotal += int(r["samples"])
+	    n, name, dso = int(r["samples"]), r["symbol"], dso_key(r["image"])
+	    dp[name] = dp.get(name, 0) + n
+	    dp_dso.setdefault(dso, {})
+	    dp_dso[dso][name] = dp_dso[dso].get(name, 0) + n
+	    dtotal += n
 	print("perf: %d samples, domprof: %d samples" % (total, dtotal))
 	bad = checked = 0
 	for name, n in sorted(perf.items(), key=lambda kv: -kv[1]):
 	    if n * 1000 <= total or name.startswith("0x"):
 	        continue
 	    checked += 1
-	    got = dp.get(name, 0)
-	    print("%-40s perf %7d domprof %7d%s" % (name, n, got, "" if got == n else "   <-- differs"))
+	    if name in dp:
+	        got, how = dp[name], ""
+	    else:
+	        # An alias: compare what only one side names, in the same binary.
+	        dsos = [d for d, m in perf_dso.items() if name in m]
+	        how = " (names only one side has, in %s)" % ",".join(dsos)
+	        n = sum(c for d in dsos for s, c in perf_dso[d].items() if s not in dp)
+	        got = sum(c for d in dsos for s, c in dp_dso.get(d, {}).items() if s not in perf)
+	    print("%-40s perf %7d domprof %7d%s%s" % (name[:40], n, got, how,
+	          "" if got == n else "   <-- differs"))
 	    if got != n:
 	        bad += 1
 	if total == 0 or checked == 0:

@@ -24,7 +24,7 @@ test_expect_success 'a perf.data cut in half: a message naming the problem, no c
 	domprof import half.data --session-dir half 2>err; rc=$?
 	cat err
 	[ $rc -lt 128 ] &&
-	grep -qiE "truncat|short|incomplete|corrupt|cut|end of file|bad|invalid" err
+	grep -qiE "truncat|short|incomplete|corrupt|cut|end of|past the end|bad|invalid" err
 '
 test_expect_success '... and what was written is readable by report' 'nothing_or_readable half'
 
