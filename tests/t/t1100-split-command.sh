@@ -50,6 +50,10 @@ test_expect_success 'percent is of all samples of the event' '
 	        sys.exit("row %s: percent %s, expected %.4f" % (r, r["percent"], want))
 	PY
 '
+test_expect_success 'the text report of a clean session notes no damage' '
+	domprof report --session-dir s >plain.txt 2>plain.err &&
+	! grep -iE "malformed|corrupt|bad|truncat" plain.txt plain.err
+'
 test_expect_success 'the text report names the split functions' '
 	domprof report --session-dir s --symbols >r.txt &&
 	grep -q split_a r.txt && grep -q split_b r.txt && grep -q split_c r.txt
