@@ -129,10 +129,7 @@ int dmeta__write_session(struct daemon *d)
 	return r;
 }
 
-/*
- * index name type config period freq um flags, then (appended) the
- * EVENT_SCALE totals time_enabled and time_running, 0 when never given.
- */
+/* index name type config period freq um flags (EVENT_SCALE totals go to meta/stats) */
 static int write_events(struct daemon *d)
 {
 	struct sb b = {0};
@@ -147,9 +144,8 @@ static int write_events(struct daemon *d)
 		sb_field(&b, ev->name, ev->len);
 		sb_printf(&b,
 			  "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-			  "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
-			  ev->type, ev->config, ev->period, ev->freq, ev->um, ev->flags,
-			  ev->time_enabled, ev->time_running);
+			  "\t%" PRIu64 "\n",
+			  ev->type, ev->config, ev->period, ev->freq, ev->um, ev->flags);
 	}
 	r = sb_write(&b, d->dirfd, "meta/events");
 	if (r == 0)
@@ -177,6 +173,15 @@ static int write_stats(struct daemon *d)
 	for (unsigned c = 0; c < DAEMON_MAX_CPUS; c++)
 		if (d->throttled_cpu[c])
 			sb_printf(&b, "throttled.cpu%u=%" PRIu64 "\n", c, d->throttled_cpu[c]);
+	/* EVENT_SCALE: keys beyond the documented ones; readers keep unknown keys */
+	for (unsigned i = 0; i < DP_MAX_EVENTS; i++) {
+		const struct event *ev = &d->events[i];
+
+		if (!ev->defined || (!ev->time_enabled && !ev->time_running))
+			continue;
+		sb_printf(&b, "time_enabled.event%u=%" PRIu64 "\n", i, ev->time_enabled);
+		sb_printf(&b, "time_running.event%u=%" PRIu64 "\n", i, ev->time_running);
+	}
 	return sb_write(&b, d->dirfd, "meta/stats");
 }
 

@@ -1,0 +1,876 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The daemon: hand-built word streams in, sample files and meta/ out, read
+ * back the way a user (or opreport) would.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "domprof/daemon.h"
+#include "domprof/metafile.h"
+#include "domprof/odb.h"
+#include "domprof/session.h"
+#include "domprof/words.h"
+
+#define S(s)	  s, sizeof(s) - 1
+#define PERIOD	  250000
+#define EV_CLOCK  0
+#define EV_OTHER  5
+#define TAIL(ev)  "/" ev ".250000.0.all.all.all"
+#define APP_DIR	  "{root}/usr/bin/app/{dep}/{root}/usr/bin/app"
+#define LIBC_DIR  "{root}/lib/libc.so.6/{dep}/{root}/lib/libc.so.6"
+#define KERN_DIR  "{kern}/vmlinux/{dep}/{kern}/vmlinux"
+#define APP_FILE  "samples/current/" APP_DIR TAIL("cpu-clock")
+#define LIBC_FILE "samples/current/" LIBC_DIR TAIL("cpu-clock")
+#define KERN_FILE "samples/current/" KERN_DIR TAIL("cpu-clock")
+
+struct fixture {
+	char root[64]; /* temp dir holding session/ and outside/ */
+	char session[96];
+	char outside[96];
+	int dirfd;
+};
+
+static struct fixture *fixture_new(void)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	snprintf(f->root, sizeof(f->root), "/tmp/test-daemon-XXXXXX");
+	assert_non_null(mkdtemp(f->root));
+	snprintf(f->session, sizeof(f->session), "%s/session", f->root);
+	snprintf(f->outside, sizeof(f->outside), "%s/outside", f->root);
+	assert_int_equal(mkdir(f->outside, 0700), 0);
+	f->dirfd = session__create(f->session);
+	assert_true(f->dirfd >= 0);
+	return f;
+}
+
+static void rm_rf(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+
+	if (fd >= 0) {
+		DIR *d = fdopendir(fd);
+		struct dirent *e;
+
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				rm_rf(fd, e->d_name);
+		closedir(d);
+		unlinkat(dfd, name, AT_REMOVEDIR);
+	} else {
+		unlinkat(dfd, name, 0);
+	}
+}
+
+static void fixture_free(struct fixture *f)
+{
+	close(f->dirfd);
+	rm_rf(AT_FDCWD, f->root);
+	free(f);
+}
+
+/* ---- stream building ---- */
+
+static void w_rec(struct dp_words *b, enum dp_code code, const uint64_t *a, unsigned n)
+{
+	assert_int_equal(dp_words__record(b, code, a, n), 0);
+}
+
+static void w_str(struct dp_words *b, enum dp_code code, const uint64_t *a, unsigned n,
+		  const char *s, size_t len)
+{
+	assert_int_equal(dp_words__record_str(b, code, a, n, s, len), 0);
+}
+
+static void w_session(struct dp_words *b)
+{
+	w_rec(b, DP_CODE_SESSION, (uint64_t[]){DP_WORDS_VERSION, 1000, 4, DP_SESSION_TIMER_MODE},
+	      4);
+}
+
+static void w_event(struct dp_words *b, unsigned idx, const char *name)
+{
+	uint64_t a[7] = {idx, 1, 0, PERIOD, 0, 0, DP_EVENT_KERNEL | DP_EVENT_USER};
+
+	w_str(b, DP_CODE_EVENT_DEF, a, 7, name, strlen(name));
+}
+
+static void w_image(struct dp_words *b, uint64_t id, enum dp_image_kind kind, const char *name,
+		    size_t len, uint64_t start, uint64_t end)
+{
+	uint64_t a[9] = {id, kind, 1700000000, 0, 0, 0, 0, start, end};
+
+	w_str(b, DP_CODE_IMAGE_DEF, a, 9, name, len);
+}
+
+static void w_switch(struct dp_words *b, uint64_t image, enum dp_mode mode)
+{
+	w_rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){image, mode}, 2);
+}
+
+static void w_task(struct dp_words *b, uint64_t tgid, uint64_t tid, uint64_t app)
+{
+	w_rec(b, DP_CODE_TASK_SWITCH, (uint64_t[]){tgid, tid, app}, 3);
+}
+
+static void w_cpu(struct dp_words *b, uint64_t cpu)
+{
+	w_rec(b, DP_CODE_CPU_SWITCH, (uint64_t[]){cpu}, 1);
+}
+
+static void w_samples(struct dp_words *b, uint64_t off, uint32_t ev, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(dp_words__sample(b, off, ev), 0);
+}
+
+/* A stream over 3 images, 2 tasks, 2 CPUs and 2 events, with its expected totals. */
+static void basic_stream(struct dp_words *b)
+{
+	w_session(b);
+	w_event(b, EV_CLOCK, "cpu-clock");
+	w_event(b, EV_OTHER, "other");
+	w_image(b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
+	w_image(b, 2, DP_IMAGE_FILE, S("/lib/libc.so.6"), 0, 0);
+	w_image(b, 3, DP_IMAGE_KERNEL, S("vmlinux"), 0xffffffff81000000, 0xffffffff82000000);
+	/* another id for the same file: must share its sample file */
+	w_image(b, 4, DP_IMAGE_FILE, S("/lib/libc.so.6"), 0, 0);
+	w_rec(b, DP_CODE_TIME, (uint64_t[]){2000}, 1);
+	w_cpu(b, 0);
+	w_task(b, 100, 101, 1);
+	w_switch(b, 1, DP_MODE_HOST_USER);
+	w_samples(b, 0x10, EV_CLOCK, 3);
+	w_samples(b, 0x20, EV_CLOCK, 1);
+	w_samples(b, 0x10, EV_OTHER, 2);
+	w_switch(b, 2, DP_MODE_HOST_USER);
+	w_samples(b, 0x500, EV_CLOCK, 4);
+	w_cpu(b, 1);
+	w_task(b, 200, 200, 1);
+	w_samples(b, 0x500, EV_CLOCK, 1);
+	w_switch(b, 4, DP_MODE_HOST_USER);
+	w_samples(b, 0x500, EV_CLOCK, 2);
+	w_switch(b, 3, DP_MODE_HOST_KERNEL);
+	w_samples(b, 0x1234, EV_CLOCK, 5);
+	w_task(b, 100, 101, 1);
+	w_samples(b, 0x1234, EV_CLOCK, 1);
+	w_rec(b, DP_CODE_END, (uint64_t[]){9000}, 1);
+}
+
+#define BASIC_SAMPLES (3 + 1 + 2 + 4 + 1 + 2 + 5 + 1)
+
+static struct daemon_stats run(int dirfd, unsigned sep, const struct dp_words *b, int want_ret)
+{
+	struct daemon_stats st;
+	struct daemon *d;
+	size_t used = 0;
+
+	assert_int_equal(daemon__new(dirfd, sep, &d), 0);
+	assert_int_equal(daemon__process(d, b->w, b->n, &used), want_ret);
+	assert_int_equal(used, b->n);
+	assert_int_equal(daemon__sync(d), 0);
+	st = *daemon__stats(d);
+	daemon__free(d);
+	return st;
+}
+
+/* ---- reading back ---- */
+
+struct counts {
+	uint64_t key[64];
+	uint32_t val[64];
+	int n;
+	uint64_t total;
+};
+
+static int count_cb(uint64_t key, uint32_t value, void *arg)
+{
+	struct counts *c = arg;
+
+	if (c->n < 64) {
+		c->key[c->n] = key;
+		c->val[c->n++] = value;
+	}
+	c->total += value;
+	return 0;
+}
+
+static uint32_t count_of(const struct counts *c, uint64_t key)
+{
+	for (int i = 0; i < c->n; i++)
+		if (c->key[i] == key)
+			return c->val[i];
+	return 0;
+}
+
+static struct counts read_file(int dirfd, const char *path, struct odb_header *hdr)
+{
+	struct counts c = {0};
+	struct odb_header h;
+	int r = odb__read(dirfd, path, hdr ? hdr : &h, count_cb, &c);
+
+	if (r) {
+		print_error("odb__read %s: %d\n", path, r);
+		fail();
+	}
+	return c;
+}
+
+static void test_samples_and_paths(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct odb_header h;
+	struct dp_words b;
+	struct daemon_stats st;
+	struct counts c;
+
+	(void)state;
+	dp_words__init(&b);
+	basic_stream(&b);
+	st = run(f->dirfd, 0, &b, 0);
+	assert_int_equal(st.samples, BASIC_SAMPLES);
+	assert_int_equal(st.samples_no_ctx + st.bad_words + st.bad_records + st.unknown_codes +
+				 st.write_errors,
+			 0);
+
+	c = read_file(f->dirfd, APP_FILE, &h);
+	assert_int_equal(c.total, 4);
+	assert_int_equal(count_of(&c, 0x10), 3);
+	assert_int_equal(count_of(&c, 0x20), 1);
+	assert_int_equal(h.cpu_type, ODB_CPU_TIMER);
+	assert_int_equal(h.ctr_count, PERIOD);
+	assert_int_equal(h.is_kernel, 0);
+	assert_int_equal(h.mtime, 1700000000);
+
+	c = read_file(f->dirfd, "samples/current/" APP_DIR TAIL("other"), NULL);
+	assert_int_equal(c.total, 2);
+	assert_int_equal(count_of(&c, 0x10), 2);
+
+	/* image ids 2 and 4 are the same file */
+	c = read_file(f->dirfd, LIBC_FILE, NULL);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(count_of(&c, 0x500), 7);
+
+	c = read_file(f->dirfd, KERN_FILE, &h);
+	assert_int_equal(count_of(&c, 0x1234), 6);
+	assert_int_equal(h.is_kernel, 1);
+
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
+static void test_separate_thread_cpu_lib(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct dp_words b;
+	struct daemon_stats st;
+
+	(void)state;
+	dp_words__init(&b);
+	basic_stream(&b);
+	st = run(f->dirfd, DP_SEP_THREAD | DP_SEP_CPU | DP_SEP_LIB, &b, 0);
+	assert_int_equal(st.samples, BASIC_SAMPLES);
+	/* libc: 4 on cpu 0 in 100/101, 1 + 2 on cpu 1 in 200/200 (two image ids, one file) */
+	assert_int_equal(read_file(f->dirfd,
+				   "samples/current/{root}/usr/bin/app/{dep}/{root}/lib/libc.so.6/"
+				   "cpu-clock.250000.0.100.101.0",
+				   NULL)
+				 .total,
+			 4);
+	assert_int_equal(read_file(f->dirfd,
+				   "samples/current/{root}/usr/bin/app/{dep}/{root}/lib/libc.so.6/"
+				   "cpu-clock.250000.0.200.200.1",
+				   NULL)
+				 .total,
+			 3);
+	/* the kernel is not separated by lib: its own app */
+	assert_int_equal(read_file(f->dirfd,
+				   "samples/current/" KERN_DIR "/cpu-clock.250000.0.200.200.1",
+				   NULL)
+				 .total,
+			 5);
+	assert_int_equal(read_file(f->dirfd,
+				   "samples/current/" KERN_DIR "/cpu-clock.250000.0.100.101.1",
+				   NULL)
+				 .total,
+			 1);
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
+static void test_bad_input(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct dp_words b;
+	struct daemon_stats st;
+	struct daemon *d;
+	size_t used;
+	uint64_t a[16] = {0};
+	unsigned bad = 0;
+
+	(void)state;
+	dp_words__init(&b);
+	/* samples before any context */
+	w_samples(&b, 0x1, EV_CLOCK, 2);
+	w_session(&b);
+	w_event(&b, EV_CLOCK, "cpu-clock");
+	w_samples(&b, 0x1, EV_CLOCK, 1); /* event but no image yet */
+	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
+	/* identical redefinition is fine; a different one is a bad record */
+	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
+	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/evil"), 0, 0), bad++;
+	w_event(&b, EV_CLOCK, "cpu-clock");
+	w_event(&b, EV_CLOCK, "cycles"), bad++;
+	/* unknown codes: beyond the table, and a hole */
+	w_rec(&b, (enum dp_code)999, (uint64_t[]){1, 2, 3}, 3);
+	w_rec(&b, (enum dp_code)DP_CODE_MAX, NULL, 0);
+	w_switch(&b, 77, DP_MODE_HOST_USER), bad++; /* undefined image */
+	w_switch(&b, 1, 9), bad++;		    /* mode out of range */
+	w_switch(&b, 1, 0), bad++;
+	w_cpu(&b, 1u << 20), bad++;
+	w_task(&b, 10, 10, 55), bad++; /* undefined app image */
+	w_rec(&b, DP_CODE_TIME, NULL, 0), bad++;
+	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){42}, 1), bad++;
+	w_rec(&b, DP_CODE_DROPPED, (uint64_t[]){9, 1}, 2), bad++;
+	w_rec(&b, DP_CODE_EVENT_SCALE, (uint64_t[]){3, 10, 5}, 3), bad++;  /* undefined event */
+	w_rec(&b, DP_CODE_EVENT_SCALE, (uint64_t[]){0, 10, 50}, 3), bad++; /* running > enabled */
+	/* lying string lengths: longer and shorter than the words that follow */
+	a[0] = 2;
+	a[1] = DP_IMAGE_FILE;
+	a[9] = 100;
+	w_rec(&b, DP_CODE_IMAGE_DEF, a, 10 + 1), bad++;
+	a[9] = 3;
+	w_rec(&b, DP_CODE_IMAGE_DEF, a, 10 + 3), bad++;
+	a[9] = 5000;
+	w_rec(&b, DP_CODE_IMAGE_DEF, a, 10 + 1), bad++;
+	w_rec(&b, DP_CODE_COMM, (uint64_t[]){1, 1, 20, 0}, 4), bad++;
+	/* a malformed word and a bad event index */
+	assert_int_equal(dp_words__reserve(&b, 4), 0);
+	b.w[b.n++] = DP_ESCAPE;
+	b.w[b.n++] = 1ull << 40;
+	b.w[b.n++] = 0x99;
+	b.w[b.n++] = 64;
+	/* the context survives all of that */
+	w_task(&b, 10, 10, 1);
+	w_switch(&b, 1, DP_MODE_HOST_USER);
+	w_samples(&b, 0x40, EV_CLOCK, 3);
+	w_samples(&b, 0x40, 7, 1); /* undefined event */
+	w_rec(&b, DP_CODE_LOST, (uint64_t[]){1, 5}, 2);
+	w_rec(&b, DP_CODE_LOST, (uint64_t[]){3, 2}, 2);
+	w_rec(&b, DP_CODE_THROTTLE, (uint64_t[]){1, 4}, 2);
+	w_rec(&b, DP_CODE_DROPPED, (uint64_t[]){DP_DROP_NO_TASK, 6}, 2);
+	w_rec(&b, DP_CODE_LOST, (uint64_t[]){1u << 20, 1}, 2), bad++;
+	/* a record cut off by the end of the buffer */
+	w_rec(&b, DP_CODE_COMM, (uint64_t[]){1, 2, 3, 4, 5}, 5);
+	b.n -= 2;
+
+	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
+	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
+	assert_int_equal(used, b.n - 5);
+	daemon__end_of_stream(d, b.n - used);
+	st = *daemon__stats(d);
+	assert_int_equal(st.samples, 3);
+	assert_int_equal(st.samples_no_ctx, 4);
+	assert_int_equal(st.unknown_codes, 2);
+	assert_int_equal(st.bad_records, bad);
+	/* the bad header's escape, then each following word whose event word is >= 64, and the end
+	 */
+	assert_int_equal(st.bad_words, 5);
+	assert_int_equal(st.lost_records, 7);
+	assert_int_equal(st.throttled, 4);
+	assert_int_equal(st.dropped, 6);
+	assert_int_equal(st.write_errors, 0);
+	assert_int_equal(daemon__sync(d), 0);
+	daemon__free(d);
+
+	assert_int_equal(
+		read_file(f->dirfd, "samples/current/" APP_DIR TAIL("cpu-clock"), NULL).total, 3);
+	{
+		char *data;
+		size_t len;
+
+		assert_int_equal(meta__read_file(f->dirfd, "meta/stats", 1 << 20, &data, &len), 0);
+		assert_non_null(strstr(data, "\nlost.cpu1=5\n"));
+		assert_non_null(strstr(data, "\nlost.cpu3=2\n"));
+		assert_non_null(strstr(data, "\nthrottled.cpu1=4\n"));
+		assert_non_null(strstr(data, "\nunknown_codes=2\n"));
+		assert_non_null(strstr(data, "samples=3\n"));
+		free(data);
+	}
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
+/* ---- the tree on disk ---- */
+
+struct tree {
+	char *path[4096];
+	int n;
+};
+
+static void walk(int dfd, const char *prefix, struct tree *t)
+{
+	DIR *d = fdopendir(dup(dfd));
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char p[PATH_MAX * 2];
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s%s%s", prefix, *prefix ? "/" : "", e->d_name);
+		assert_int_equal(fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW), 0);
+		if (S_ISDIR(st.st_mode)) {
+			int fd = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+
+			assert_true(fd >= 0);
+			walk(fd, p, t);
+			close(fd);
+		} else if (t->n < 4096) {
+			t->path[t->n++] = strdup(p);
+		}
+	}
+	closedir(d);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void tree_fini(struct tree *t)
+{
+	for (int i = 0; i < t->n; i++)
+		free(t->path[i]);
+	t->n = 0;
+}
+
+static void hostile_stream(struct dp_words *b)
+{
+	static char big[4096], ctl[64];
+
+	memset(big, 'A', sizeof(big));
+	for (size_t i = 0; i < sizeof(big); i += 200)
+		big[i] = '/';
+	for (size_t i = 0; i < sizeof(ctl); i++)
+		ctl[i] = (char)i;
+	ctl[0] = '/';
+	w_session(b);
+	w_event(b, EV_CLOCK, "cpu-clock");
+	w_event(b, 1, "../../../ev/x");
+	w_image(b, 101, DP_IMAGE_FILE, S("../../etc/x"), 0, 0);
+	w_image(b, 102, DP_IMAGE_FILE, S("/../../../../tmp/y"), 0, 0);
+	w_image(b, 103, DP_IMAGE_FILE, ctl, sizeof(ctl), 0, 0);
+	w_image(b, 104, DP_IMAGE_FILE, big, sizeof(big), 0, 0);
+	w_image(b, 105, DP_IMAGE_MODULE, S(".."), 0, 0);
+	w_image(b, 106, DP_IMAGE_ANON, S("../../x"), 0x1000, 0x2000);
+	w_image(b, 107, DP_IMAGE_KERNEL, S("vmlinux"), 0, 0);
+	w_image(b, 108, DP_IMAGE_FILE, big, 300, 0, 0);
+	w_task(b, 5, 5, 101);
+	for (uint64_t im = 1; im <= 8; im++) {
+		w_switch(b, 100 + im, im == 5 || im == 7 ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER);
+		w_samples(b, 0x100 + im, EV_CLOCK, (unsigned)im);
+		w_samples(b, 0x100 + im, 1, 1);
+	}
+	w_str(b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 0xdeadbeef00000000, 1, 0}, 4, S("../.."));
+	w_rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
+	w_switch(b, 101, DP_MODE_GUEST_USER);
+	w_samples(b, 0x7, EV_CLOCK, 2);
+	w_str(b, DP_CODE_COMM, (uint64_t[]){5, 5}, 2, S("evil\n\tname%"));
+	w_rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){0}, 1);
+	w_str(b, DP_CODE_COMM, (uint64_t[]){5, 5}, 2, S("evil\n\tname%"));
+	w_str(b, DP_CODE_KSYM, (uint64_t[]){0x2000, 0x10, 'T'}, 3, S("b\nsym"));
+	w_str(b, DP_CODE_KSYM, (uint64_t[]){0x1000, 0x10, 't'}, 3, S("a_sym"));
+	w_str(b, DP_CODE_KMOD, (uint64_t[]){0xa000, 0x1000}, 2, S("mod"));
+}
+
+#define HOSTILE_SAMPLES (36 + 8 + 2)
+
+static void test_hostile_names_stay_inside(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct dp_words b;
+	struct daemon_stats st;
+	struct tree t = {0};
+	int rootfd;
+
+	(void)state;
+	dp_words__init(&b);
+	hostile_stream(&b);
+	st = run(f->dirfd, DP_SEP_LIB | DP_SEP_KERNEL, &b, 0);
+	assert_int_equal(st.samples, HOSTILE_SAMPLES);
+	assert_int_equal(st.write_errors, 0);
+	assert_int_equal(st.bad_records, 0);
+
+	/* only session/ and an empty outside/ in the temp dir */
+	rootfd = open(f->root, O_RDONLY | O_DIRECTORY);
+	walk(rootfd, "", &t);
+	close(rootfd);
+	for (int i = 0; i < t.n; i++) {
+		if (strncmp(t.path[i], "session/", 8)) {
+			print_error("outside the session: %s\n", t.path[i]);
+			fail();
+		}
+	}
+	tree_fini(&t);
+	/* the guest domain went to domains/, mangled */
+	assert_int_equal(read_file(f->dirfd,
+				   "domains/..%2F../samples/current/"
+				   "{root}/%2E%2E/%2E%2E/etc/x/{dep}/{root}/%2E%2E/%2E%2E/etc/x/"
+				   "cpu-clock.250000.0.all.all.all",
+				   NULL)
+				 .total,
+			 2);
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
+static void test_planted_symlink(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct dp_words b;
+	struct daemon_stats st;
+	struct tree t = {0};
+	int outfd;
+
+	(void)state;
+	assert_int_equal(session__mkdirs(f->dirfd, "samples/current"), 0);
+	assert_int_equal(symlinkat(f->outside, f->dirfd, "samples/current/{root}"), 0);
+	dp_words__init(&b);
+	basic_stream(&b);
+	st = run(f->dirfd, 0, &b, 0);
+	/* user images fail, the kernel's file is written */
+	assert_int_equal(st.samples, 6);
+	assert_int_equal(st.write_errors, BASIC_SAMPLES - 6);
+	assert_int_equal(st.first_write_error, -ELOOP);
+	assert_int_equal(read_file(f->dirfd, KERN_FILE, NULL).total, 6);
+	outfd = open(f->outside, O_RDONLY | O_DIRECTORY);
+	walk(outfd, "", &t);
+	close(outfd);
+	assert_int_equal(t.n, 0);
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
+static void read_all(int dirfd, const char *path, char **data, size_t *len)
+{
+	assert_int_equal(meta__read_file(dirfd, path, 64 << 20, data, len), 0);
+}
+
+static void test_replay_identical(void **state)
+{
+	struct fixture *f1 = fixture_new(), *f2 = fixture_new();
+	struct tree t1 = {0}, t2 = {0};
+	struct dp_words b;
+
+	(void)state;
+	dp_words__init(&b);
+	basic_stream(&b);
+	hostile_stream(&b);
+	run(f1->dirfd, DP_SEP_LIB | DP_SEP_THREAD, &b, 0);
+	/* the second time in odd-sized pieces, as a recorder would feed it */
+	{
+		struct daemon *d;
+		size_t pos = 0, carry = 0;
+
+		assert_int_equal(daemon__new(f2->dirfd, DP_SEP_LIB | DP_SEP_THREAD, &d), 0);
+		while (pos < b.n) {
+			size_t chunk = 7 < b.n - pos ? 7 : b.n - pos, used;
+
+			assert_int_equal(
+				daemon__process(d, b.w + carry, pos + chunk - carry, &used), 0);
+			carry += used;
+			pos += chunk;
+		}
+		assert_int_equal(carry, b.n);
+		daemon__free(d);
+	}
+	walk(f1->dirfd, "", &t1);
+	walk(f2->dirfd, "", &t2);
+	assert_int_equal(t1.n, t2.n);
+	assert_true(t1.n > 20);
+	qsort(t1.path, (size_t)t1.n, sizeof(char *), cmp_str);
+	qsort(t2.path, (size_t)t2.n, sizeof(char *), cmp_str);
+	for (int i = 0; i < t1.n; i++) {
+		char *d1, *d2;
+		size_t l1, l2;
+
+		assert_string_equal(t1.path[i], t2.path[i]);
+		read_all(f1->dirfd, t1.path[i], &d1, &l1);
+		read_all(f2->dirfd, t2.path[i], &d2, &l2);
+		if (l1 != l2 || memcmp(d1, d2, l1)) {
+			print_error("differs: %s\n", t1.path[i]);
+			fail();
+		}
+		free(d1);
+		free(d2);
+	}
+	tree_fini(&t1);
+	tree_fini(&t2);
+	dp_words__fini(&b);
+	fixture_free(f1);
+	fixture_free(f2);
+}
+
+/* Lines of a meta file, split into fields. */
+static int meta_lines(int dirfd, const char *path, char ***lines)
+{
+	char *data, *save = NULL, *l;
+	size_t len;
+	int n = 0;
+
+	read_all(dirfd, path, &data, &len);
+	*lines = calloc(4096, sizeof(char *));
+	for (l = strtok_r(data, "\n", &save); l && n < 4096; l = strtok_r(NULL, "\n", &save))
+		(*lines)[n++] = strdup(l);
+	free(data);
+	return n;
+}
+
+static void free_lines(char **lines, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+}
+
+static void test_meta_files(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct dp_words b;
+	char **l, *fl[16];
+	int n;
+
+	(void)state;
+	dp_words__init(&b);
+	basic_stream(&b);
+	hostile_stream(&b);
+	run(f->dirfd, DP_SEP_CPU, &b, 0);
+
+	n = meta_lines(f->dirfd, "meta/session", &l);
+	assert_string_equal(l[0], "domprof-session 1");
+	assert_string_equal(l[1], "start_ns=1000");
+	assert_string_equal(l[2], "end_ns=9000");
+	assert_string_equal(l[3], "ncpus=4");
+	assert_string_equal(l[4], "timer_mode=1");
+	assert_string_equal(l[5], "separate=cpu");
+	assert_string_equal(l[6], "complete=1");
+	assert_int_equal(n, 7);
+	free_lines(l, n);
+
+	n = meta_lines(f->dirfd, "meta/events", &l);
+	assert_int_equal(n, 3);
+	assert_string_equal(l[0], "0\tcpu-clock\t1\t0\t250000\t0\t0\t3");
+	assert_string_equal(l[1], "1\t../../../ev/x\t1\t0\t250000\t0\t0\t3");
+	assert_string_equal(l[2], "5\tother\t1\t0\t250000\t0\t0\t3");
+	free_lines(l, n);
+
+	n = meta_lines(f->dirfd, "meta/images", &l);
+	assert_string_equal(l[0],
+			    "host\thost-user\tfile\t{root}/usr/bin/app\t-\t1700000000\t0x0\t0x0"
+			    "\t/usr/bin/app");
+	assert_string_equal(l[2], "host\thost-kernel\tkernel\t{kern}/vmlinux\t-\t1700000000\t"
+				  "0xffffffff81000000\t0xffffffff82000000\tvmlinux");
+	/* every line has 9 fields and unescapes; the hostile names stay one field each */
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(meta__split(l[i], fl, 16), 9);
+		for (int k = 0; k < 9; k++)
+			assert_true(meta__unescape(fl[k]) >= 0);
+	}
+	/* app, libc (two ids), kernel, 8 hostile images but one more kernel, and the domain's */
+	assert_int_equal(n, 3 + 7 + 1);
+	free_lines(l, n);
+
+	n = meta_lines(f->dirfd, "meta/kallsyms", &l);
+	assert_int_equal(n, 3);
+	assert_string_equal(l[0], "0000000000001000\t10\tt\ta_sym");
+	assert_string_equal(l[1], "0000000000002000\t10\tT\tb%0Asym");
+	assert_string_equal(l[2], "module\tmod\t000000000000a000\t1000");
+	free_lines(l, n);
+
+	n = meta_lines(f->dirfd, "meta/tasks", &l);
+	assert_int_equal(n, 1);
+	assert_string_equal(l[0], "5\t5\tevil%0A%09name%25");
+	free_lines(l, n);
+	n = meta_lines(f->dirfd, "domains/..%2F../meta/tasks", &l);
+	assert_int_equal(n, 1);
+	free_lines(l, n);
+
+	n = meta_lines(f->dirfd, "meta/stats", &l);
+	assert_string_equal(l[0], "samples=65");
+	free_lines(l, n);
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
+static void test_domains(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct dp_words b;
+	struct daemon_stats st;
+
+	(void)state;
+	dp_words__init(&b);
+	w_session(&b);
+	w_event(&b, EV_CLOCK, "cpu-clock");
+	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
+	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 0x1122334455667788, 9, 0}, 4, S("web"));
+	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){2, 0xaabbccdd00000000, 9, 0}, 4, S("web"));
+	/* same name and UUID again under a new id: the same directory, one sample file */
+	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){3, 0x1122334455667788, 9, 0}, 4, S("web"));
+	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){0, 1, 1, 0}, 4, S("host2"));
+	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 1, 1, 0}, 4, S("web"));
+	w_switch(&b, 1, DP_MODE_GUEST_USER);
+	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
+	w_samples(&b, 0x10, EV_CLOCK, 2);
+	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){2}, 1);
+	w_samples(&b, 0x10, EV_CLOCK, 3);
+	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){3}, 1);
+	w_samples(&b, 0x10, EV_CLOCK, 4);
+	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
+	w_samples(&b, 0x10, EV_CLOCK, 1);
+	st = run(f->dirfd, 0, &b, 0);
+	assert_int_equal(st.samples, 10);
+	assert_int_equal(st.bad_records, 2);
+	assert_int_equal(
+		read_file(f->dirfd, "domains/web/samples/current/" APP_DIR TAIL("cpu-clock"), NULL)
+			.total,
+		6);
+	assert_int_equal(
+		read_file(f->dirfd,
+			  "domains/web@aabbccdd/samples/current/" APP_DIR TAIL("cpu-clock"), NULL)
+			.total,
+		3);
+	assert_int_equal(read_file(f->dirfd, APP_FILE, NULL).total, 1);
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
+/* More sample files than may stay open: closed and reopened, nothing lost. */
+static void test_many_files(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct dp_words b;
+	struct daemon_stats st;
+	const unsigned nimg = 1500;
+
+	(void)state;
+	dp_words__init(&b);
+	w_session(&b);
+	w_event(&b, EV_CLOCK, "cpu-clock");
+	for (unsigned i = 1; i <= nimg; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "/lib/l%u.so", i);
+		w_image(&b, i, DP_IMAGE_FILE, name, strlen(name), 0, 0);
+	}
+	for (int pass = 0; pass < 3; pass++) {
+		for (unsigned i = 1; i <= nimg; i++) {
+			w_switch(&b, i, DP_MODE_HOST_USER);
+			w_samples(&b, i * 16 + (unsigned)pass, EV_CLOCK, 1 + (i % 3));
+		}
+	}
+	st = run(f->dirfd, 0, &b, 0);
+	assert_int_equal(st.write_errors, 0);
+	for (unsigned i = 1; i <= nimg; i += 97) {
+		char path[256];
+		struct counts c;
+
+		snprintf(path, sizeof(path),
+			 "samples/current/{root}/lib/l%u.so/{dep}/{root}/lib/l%u.so/" TAIL(
+				 "cpu-clock"),
+			 i, i);
+		path[sizeof(path) - 1] = '\0';
+		c = read_file(f->dirfd, path, NULL);
+		assert_int_equal(c.n, 3);
+		assert_int_equal(c.total, 3 * (1 + (i % 3)));
+		assert_int_equal(count_of(&c, i * 16 + 2), 1 + (i % 3));
+	}
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
+/* A full disk: -ENOSPC from daemon__process, counted, and what was written stays readable. */
+static void test_enospc(void **state)
+{
+	char mnt[] = "/tmp/test-daemon-mnt-XXXXXX", sess[64];
+	struct daemon_stats st;
+	struct dp_words b;
+	struct daemon *d;
+	size_t used;
+	int dirfd, r;
+
+	(void)state;
+	assert_non_null(mkdtemp(mnt));
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=256k") < 0) {
+		print_message("# cannot mount a small tmpfs (%s): skipping\n", strerror(errno));
+		rmdir(mnt);
+		skip();
+	}
+	snprintf(sess, sizeof(sess), "%s/s", mnt);
+	dirfd = session__create(sess);
+	assert_true(dirfd >= 0);
+	dp_words__init(&b);
+	w_session(&b);
+	w_event(&b, EV_CLOCK, "cpu-clock");
+	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
+	w_switch(&b, 1, DP_MODE_HOST_USER);
+	w_samples(&b, 0x10, EV_CLOCK, 5);
+	for (uint64_t k = 0; k < 100000; k++)
+		w_samples(&b, 0x100 + k, EV_CLOCK, 1);
+	assert_int_equal(daemon__new(dirfd, 0, &d), 0);
+	r = daemon__process(d, b.w, b.n, &used);
+	st = *daemon__stats(d);
+	daemon__free(d);
+	assert_int_equal(r, -ENOSPC);
+	assert_int_equal(st.first_write_error, -ENOSPC);
+	assert_true(st.write_errors > 0);
+	assert_int_equal(st.samples + st.write_errors, 100005);
+	{
+		struct counts c = read_file(dirfd, APP_FILE, NULL);
+
+		assert_int_equal(count_of(&c, 0x10), 5);
+		assert_true(c.total >= 5 && c.total <= st.samples);
+	}
+	close(dirfd);
+	dp_words__fini(&b);
+	umount(mnt);
+	rmdir(mnt);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_samples_and_paths),
+		cmocka_unit_test(test_separate_thread_cpu_lib),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_hostile_names_stay_inside),
+		cmocka_unit_test(test_planted_symlink),
+		cmocka_unit_test(test_replay_identical),
+		cmocka_unit_test(test_meta_files),
+		cmocka_unit_test(test_domains),
+		cmocka_unit_test(test_many_files),
+		cmocka_unit_test(test_enospc),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
