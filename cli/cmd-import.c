@@ -252,6 +252,35 @@ out_fd:
 	return ret;
 }
 
+static int probe(const char *path, char *errbuf, size_t errlen)
+{
+	uint8_t magic[16];
+	ssize_t got;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	got = pread(fd, magic, sizeof(magic), 0);
+	if (got < 0) {
+		ret = -errno;
+		snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
+	} else if (import__detect(magic, (size_t)got) == IMPORT_PERF_PIPE) {
+		snprintf(errbuf, errlen,
+			 "%s: pipe-mode perf.data is not supported (record with -o FILE)", path);
+		ret = -ENOTSUP;
+	} else if (import__detect(magic, (size_t)got) == IMPORT_UNKNOWN) {
+		snprintf(errbuf, errlen, "%s: neither a perf.data file nor a domprof event stream",
+			 path);
+		ret = -EBADMSG;
+	}
+	close(fd);
+	return ret;
+}
+
 static void import_usage(FILE *f)
 {
 	fprintf(f,
@@ -325,11 +354,13 @@ int cmd_import(int argc, char **argv)
 		return 2;
 	}
 	file = argv[optind];
-	if (access(file, R_OK) < 0) {
-		fprintf(stderr, "domprof import: %s: %s\n", file, strerror(errno));
+
+	/* Refuse what cannot be imported before a session directory is made for it. */
+	ret = probe(file, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "domprof import: %s\n", err);
 		return 1;
 	}
-
 	dirfd = session__create(dir);
 	if (dirfd < 0) {
 		fprintf(stderr, "domprof import: session directory %s: %s\n", dir,
