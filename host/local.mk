@@ -5,7 +5,9 @@ host_libdphost_a_SOURCES = \
 	host/hostsync.c \
 	host/procmap.c \
 	host/images.c \
-	host/kernel.c
+	host/kernel.c \
+	host/collector.c \
+	host/record.c
 host_libdphost_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
 
 if HAVE_CMOCKA

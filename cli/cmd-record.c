@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* domprof record: profile the host (all CPUs, a PID, or a command) into a session. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "domprof/cli.h"
+#include "domprof/collector.h"
+#include "domprof/daemon.h"
+#include "domprof/events.h"
+#include "domprof/session.h"
+
+#define MAX_EVENT_ARGS RECORD_MAX_EVENT_ARGS
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: domprof record [-a | -p PID | -- CMD [ARGS...]] [OPTIONS]\n"
+		"\n"
+		"Sample the host's CPUs and write a session directory (OProfile-style sample\n"
+		"files, metadata and the saved event stream).\n"
+		"\n"
+		"Targets (default -a):\n"
+		"  -a, --all-cpus          every CPU, every task\n"
+		"  -p, --pid PID           a running process: its threads, and the children and\n"
+		"                          threads it creates later\n"
+		"  -- CMD [ARGS...]        start CMD, profile it and its children; ends when it\n"
+		"                          exits, and exits with its status\n"
+		"\n"
+		"Options:\n"
+		"  -e, --event EVENT[:COUNT[:UM[:KERNEL[:USER]]]]\n"
+		"                          an event to sample (repeatable). The fields before the\n"
+		"                          first all-digit field are the name; COUNT is the "
+		"sample\n"
+		"                          period (in ns for cpu-clock); KERNEL and USER are 0/1.\n"
+		"                          Default: cpu-clock at %d Hz. See `domprof "
+		"list-events`.\n"
+		"  -F, --freq HZ           sampling frequency (not with a COUNT); cpu-clock then\n"
+		"                          uses a fixed period of 1e9/HZ ns\n"
+		"      --duration SEC      stop after SEC seconds (default: until SIGINT/SIGTERM,\n"
+		"                          or until CMD exits)\n"
+		"      --session-dir DIR   where to write the session (default ./%s)\n"
+		"      --separate LIST     split sample files by lib,kernel,thread,cpu (or none, "
+		"all)\n"
+		"      --mmap-pages N      ring-buffer data pages per CPU, a power of two\n"
+		"                          (default %d)\n"
+		"      --callgraph         call graphs (not implemented yet: refused)\n"
+		"  -h, --help              this text\n"
+		"\n"
+		"Coming with later issues (refused for now): --connect URI, --no-libvirt,\n"
+		"--vmm-pid NAME=PID, --domains all|NAME,..., --guest-sampling auto|host|agent,\n"
+		"--passive-domains NAME,..., --passive-images FILE,...\n"
+		"\n"
+		"Without a hardware PMU domprof runs in timer mode: one cpu-clock event per CPU,\n"
+		"guest and host samples told apart by the sample's cpumode. Lost and throttled\n"
+		"samples are counted and reported at the end.\n",
+		DP_DEFAULT_FREQ, DP_SESSION_DEFAULT_DIR, COLLECTOR_DEFAULT_PAGES);
+}
+
+enum {
+	OPT_DURATION = 256,
+	OPT_SESSION_DIR,
+	OPT_SEPARATE,
+	OPT_CALLGRAPH,
+	OPT_MMAP_PAGES,
+	OPT_LATER, /* virtualisation options of later issues */
+};
+
+static const struct option longopts[] = {
+	{"all-cpus", no_argument, NULL, 'a'},
+	{"pid", required_argument, NULL, 'p'},
+	{"event", required_argument, NULL, 'e'},
+	{"freq", required_argument, NULL, 'F'},
+	{"duration", required_argument, NULL, OPT_DURATION},
+	{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
+	{"separate", required_argument, NULL, OPT_SEPARATE},
+	{"callgraph", no_argument, NULL, OPT_CALLGRAPH},
+	{"mmap-pages", required_argument, NULL, OPT_MMAP_PAGES},
+	{"connect", required_argument, NULL, OPT_LATER},
+	{"no-libvirt", no_argument, NULL, OPT_LATER},
+	{"vmm-pid", required_argument, NULL, OPT_LATER},
+	{"domains", required_argument, NULL, OPT_LATER},
+	{"guest-sampling", required_argument, NULL, OPT_LATER},
+	{"passive-domains", required_argument, NULL, OPT_LATER},
+	{"passive-images", required_argument, NULL, OPT_LATER},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/*
+ * Options shared with domprofd: -e, -F, --separate, --mmap-pages.
+ * Returns 1 when handled, 0 when not ours, -1 after printing an error.
+ */
+static int parse_common(int opt, const char *arg, const char **evargs, unsigned *nev,
+			unsigned long *freq, unsigned *separate, unsigned long *pages)
+{
+	switch (opt) {
+	case 'e':
+		if (*nev >= MAX_EVENT_ARGS) {
+			fprintf(stderr, "domprof: at most %d -e options\n", MAX_EVENT_ARGS);
+			return -1;
+		}
+		evargs[(*nev)++] = arg;
+		return 1;
+	case 'F':
+		if (!parse_uint(arg, 1000000, freq) || !*freq) {
+			fprintf(stderr,
+				"domprof: -F wants a frequency in Hz (1-1000000), not '%s'\n", arg);
+			return -1;
+		}
+		return 1;
+	case OPT_SEPARATE:
+		if (daemon__parse_separate(arg, separate) < 0) {
+			fprintf(stderr,
+				"domprof: --separate wants a list of lib,kernel,thread,cpu (or "
+				"none, "
+				"all), not '%s'\n",
+				arg);
+			return -1;
+		}
+		return 1;
+	case OPT_MMAP_PAGES:
+		if (!parse_uint(arg, 1u << 20, pages) || !*pages || (*pages & (*pages - 1))) {
+			fprintf(stderr, "domprof: --mmap-pages wants a power of two, not '%s'\n",
+				arg);
+			return -1;
+		}
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void print_summary(const struct record_summary *s, const char *dir)
+{
+	fprintf(stderr,
+		"domprof: %" PRIu64 " samples written, %" PRIu64 " lost, %" PRIu64
+		" throttles, %" PRIu64 " dropped; session in %s\n",
+		s->samples, s->lost, s->throttled, s->dropped, dir);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	const char *evargs[MAX_EVENT_ARGS];
+	struct event_spec specs[MAX_EVENT_ARGS];
+	struct record_opts ro = {0};
+	struct record_summary sum;
+	struct record *rec = NULL;
+	struct sigaction sa;
+	unsigned nev = 0, nspecs = 0, separate = 0;
+	unsigned long freq = 0, pages = 0, pid = 0;
+	double duration = 0;
+	bool all = false, have_pid = false;
+	char err[1024], line[1024];
+	int opt, r;
+
+	ro.session_dir = DP_SESSION_DEFAULT_DIR;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+ap:e:F:h", longopts, NULL)) != -1) {
+		r = parse_common(opt, optarg, evargs, &nev, &freq, &separate, &pages);
+		if (r < 0)
+			return 2;
+		if (r > 0)
+			continue;
+		switch (opt) {
+		case 'a':
+			all = true;
+			break;
+		case 'p':
+			if (!parse_uint(optarg, INT_MAX, &pid) || !pid) {
+				fprintf(stderr, "domprof: -p wants a process id, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			have_pid = true;
+			break;
+		case OPT_DURATION: {
+			char *end;
+
+			errno = 0;
+			duration = strtod(optarg, &end);
+			if (errno || *end || !(duration > 0) || duration > 1e9) {
+				fprintf(stderr,
+					"domprof: --duration wants a positive number of seconds, "
+					"not "
+					"'%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		}
+		case OPT_SESSION_DIR:
+			ro.session_dir = optarg;
+			break;
+		case OPT_CALLGRAPH:
+			fprintf(stderr,
+				"domprof: --callgraph: call graphs are not implemented yet\n");
+			return 2;
+		case OPT_LATER:
+			fprintf(stderr,
+				"domprof: %s: virtualisation options come with a later version; "
+				"this one profiles the host only\n",
+				argv[optind - 1]);
+			return 2;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "domprof: see `domprof record --help`\n");
+			return 2;
+		}
+	}
+	if ((all && have_pid) || ((all || have_pid) && optind < argc)) {
+		fprintf(stderr, "domprof: give one target: -a, -p PID or -- CMD\n");
+		return 2;
+	}
+	if (optind < argc && strcmp(argv[optind - 1], "--")) {
+		fprintf(stderr, "domprof: unexpected argument '%s' (put a command after --)\n",
+			argv[optind]);
+		return 2;
+	}
+	if (record__events(evargs, nev, (uint32_t)freq, specs, &nspecs, err, sizeof(err)) < 0) {
+		fprintf(stderr, "domprof: %s\n", err);
+		return 2;
+	}
+
+	ro.separate = separate;
+	ro.duration_ns = (uint64_t)llround(duration * 1e9);
+	ro.col.events = specs;
+	ro.col.nevents = nspecs;
+	ro.col.mmap_pages = (unsigned)pages;
+	if (have_pid) {
+		ro.col.target = COLLECT_PID;
+		ro.col.pid = (pid_t)pid;
+	} else if (optind < argc) {
+		ro.col.target = COLLECT_CMD;
+		ro.col.argv = argv + optind;
+	} else {
+		ro.col.target = COLLECT_ALL;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* A reader of our stderr going away must not kill the recording. */
+	signal(SIGPIPE, SIG_IGN);
+
+	r = record__open(&ro, &rec, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "domprof: %s\n", err);
+		return 1;
+	}
+	if (collector__warnings(record__collector(rec))[0])
+		fprintf(stderr, "domprof: %s\n", collector__warnings(record__collector(rec)));
+	record__describe(rec, line, sizeof(line));
+	fprintf(stderr, "domprof: %s\n", line);
+
+	r = record__run(rec, &stop_requested, err, sizeof(err));
+	record__summary(rec, &sum);
+	if (r < 0)
+		fprintf(stderr, "domprof: %s\n", err);
+	print_summary(&sum, ro.session_dir);
+	record__free(rec);
+	if (r < 0)
+		return 1;
+	if (ro.col.target == COLLECT_CMD && sum.child_ran) {
+		if (WIFEXITED(sum.child_status))
+			return WEXITSTATUS(sum.child_status);
+		if (WIFSIGNALED(sum.child_status))
+			return 128 + WTERMSIG(sum.child_status);
+	}
+	return 0;
+}

@@ -1,0 +1,738 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* perf_event_open per CPU, one ring per CPU, drained into the sync stage. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "domprof/collector.h"
+#include "domprof/hostsync.h"
+#include "domprof/words.h"
+
+#define MAX_CPUS    4096
+#define MAX_THREADS 65536
+#define COPY_MAX    65536 /* a perf record's size is a u16 */
+
+struct cfd {
+	int fd;
+	uint32_t idx; /* event index */
+	uint32_t cpu_slot;
+	uint64_t id;
+};
+
+struct ring {
+	void *base;
+	size_t mmap_len;
+	size_t data_size;
+	int fd;
+	uint32_t cpu;
+};
+
+struct collector {
+	struct collector_opts opts;
+	struct collector_event ev[DP_MAX_EVENTS];
+	unsigned nev;
+	uint32_t *cpus;
+	unsigned ncpus_online, ncpus_max;
+	struct ring *rings; /* one per online CPU */
+	struct cfd *fds;
+	size_t nfds, capfds;
+	pid_t child;
+	int go_fd, err_fd; /* COLLECT_CMD: release the child; learn of a failed exec */
+	bool child_exited, child_ran;
+	int child_status;
+	bool build_id_ok;
+	bool started;
+	uint64_t last_now;
+	size_t page_size;
+	uint8_t copy[COPY_MAX];
+	char warn[512];
+};
+
+uint64_t collector__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	long fd = syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int read_online_cpus(struct collector *c)
+{
+	char buf[4096], *p, *end;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	size_t n;
+
+	if (!f) {
+		long nr = sysconf(_SC_NPROCESSORS_ONLN);
+
+		if (nr <= 0)
+			return -ENOENT;
+		snprintf(buf, sizeof(buf), "0-%ld", nr - 1);
+	} else {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+	}
+	c->cpus = calloc(MAX_CPUS, sizeof(*c->cpus));
+	if (!c->cpus)
+		return -ENOMEM;
+	for (p = buf; *p && *p != '\n';) {
+		unsigned long a = strtoul(p, &end, 10), b = a;
+
+		if (end == p)
+			return -EINVAL;
+		p = end;
+		if (*p == '-') {
+			b = strtoul(p + 1, &end, 10);
+			p = end;
+		}
+		if (b >= MAX_CPUS || a > b)
+			return -EINVAL;
+		for (unsigned long i = a; i <= b && c->ncpus_online < MAX_CPUS; i++)
+			c->cpus[c->ncpus_online++] = (uint32_t)i;
+		if (b + 1 > c->ncpus_max)
+			c->ncpus_max = (unsigned)b + 1;
+		if (*p == ',')
+			p++;
+	}
+	return c->ncpus_online ? 0 : -ENOENT;
+}
+
+static bool is_cpu_clock(const struct event_spec *s)
+{
+	return s->type == PERF_TYPE_SOFTWARE && s->config == PERF_COUNT_SW_CPU_CLOCK;
+}
+
+/* Event indices: a software event once, a hardware event as a host-only/guest-only pair. */
+static int setup_events(struct collector *c, char *errbuf, size_t errlen)
+{
+	for (unsigned i = 0; i < c->opts.nevents; i++) {
+		const struct event_spec *s = &c->opts.events[i];
+		uint32_t base = (s->kernel ? DP_EVENT_KERNEL : 0) | (s->user ? DP_EVENT_USER : 0);
+		struct collector_event *e;
+
+		if (c->nev + (s->software ? 1 : 2) > DP_MAX_EVENTS) {
+			snprintf(errbuf, errlen, "too many events (at most %d counters)",
+				 DP_MAX_EVENTS);
+			return -E2BIG;
+		}
+		e = &c->ev[c->nev++];
+		e->spec = *s;
+		if (is_cpu_clock(s) && s->freq) {
+			/* An exact hrtimer period, so COUNT in file names is the period. */
+			e->spec.period = 1000000000ull / s->freq;
+			e->spec.freq = 0;
+			if (!e->spec.period)
+				e->spec.period = 1;
+		}
+		e->flags = base | (e->spec.freq ? DP_EVENT_FREQ : 0);
+		if (s->software)
+			continue;
+		e->flags |= DP_EVENT_HOST_ONLY;
+		c->ev[c->nev] = *e;
+		c->ev[c->nev].flags = (e->flags & ~DP_EVENT_HOST_ONLY) | DP_EVENT_GUEST_ONLY;
+		c->nev++;
+	}
+	return 0;
+}
+
+static void fill_attr(const struct collector *c, unsigned idx, bool sideband,
+		      struct perf_event_attr *attr)
+{
+	const struct collector_event *e = &c->ev[idx];
+
+	events__to_attr(&e->spec, attr);
+	attr->sample_type = COLLECTOR_SAMPLE_TYPE;
+	attr->read_format = COLLECTOR_READ_FORMAT;
+	attr->disabled = 1;
+	attr->sample_id_all = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+	attr->exclude_guest = !!(e->flags & DP_EVENT_HOST_ONLY);
+	attr->exclude_host = !!(e->flags & DP_EVENT_GUEST_ONLY);
+	if (c->opts.target != COLLECT_ALL) {
+		attr->inherit = 1;
+		attr->enable_on_exec = c->opts.target == COLLECT_CMD;
+	}
+	if (sideband) {
+		attr->mmap = 1;
+		attr->mmap2 = 1;
+		attr->build_id = c->build_id_ok;
+		attr->comm = 1;
+		attr->comm_exec = 1;
+		attr->task = 1;
+	}
+}
+
+static int add_fd(struct collector *c, int fd, uint32_t idx, uint32_t slot)
+{
+	if (c->nfds == c->capfds) {
+		size_t cap = c->capfds ? c->capfds * 2 : 64;
+		struct cfd *v = realloc(c->fds, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->fds = v;
+		c->capfds = cap;
+	}
+	c->fds[c->nfds].fd = fd;
+	c->fds[c->nfds].idx = idx;
+	c->fds[c->nfds].cpu_slot = slot;
+	c->fds[c->nfds].id = 0;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &c->fds[c->nfds].id) < 0)
+		return -errno;
+	c->nfds++;
+	return 0;
+}
+
+static int map_ring(struct collector *c, uint32_t slot, int fd)
+{
+	struct ring *r = &c->rings[slot];
+	size_t len = (1 + (size_t)c->opts.mmap_pages) * c->page_size;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	r->base = p;
+	r->mmap_len = len;
+	r->data_size = (size_t)c->opts.mmap_pages * c->page_size;
+	r->fd = fd;
+	r->cpu = c->cpus[slot];
+	return 0;
+}
+
+static const char *errno_hint(int err)
+{
+	switch (err) {
+	case -EACCES:
+	case -EPERM:
+		return "permission denied (run as root or lower "
+		       "/proc/sys/kernel/perf_event_paranoid)";
+	case -EMFILE:
+	case -ENFILE:
+		return "too many open files";
+	default:
+		return strerror(-err);
+	}
+}
+
+/*
+ * Open event idx for (pid, cpu slot): the ring's first fd is mmapped, every
+ * other fd of that CPU writes to it. Returns 0, 1 when skipped (the task
+ * vanished, or a guest-only half was refused), or -errno with errbuf set.
+ */
+static int open_one(struct collector *c, unsigned idx, pid_t pid, uint32_t slot, bool sideband,
+		    char *errbuf, size_t errlen)
+{
+	const struct collector_event *e = &c->ev[idx];
+	struct perf_event_attr attr;
+	int fd, r;
+
+	fill_attr(c, idx, sideband, &attr);
+	fd = perf_open(&attr, pid, (int)c->cpus[slot]);
+	if (fd == -EINVAL && sideband && c->build_id_ok) {
+		/* Kernels before 5.12 refuse build_id: read build-ids from the files instead. */
+		c->build_id_ok = false;
+		fill_attr(c, idx, sideband, &attr);
+		fd = perf_open(&attr, pid, (int)c->cpus[slot]);
+	}
+	if (fd == -ESRCH && c->opts.target == COLLECT_PID)
+		return 1;
+	if (fd < 0 && !e->spec.software) {
+		if ((fd == -EOPNOTSUPP || fd == -EBUSY) && (e->flags & DP_EVENT_GUEST_ONLY)) {
+			if (!strstr(c->warn, e->spec.name))
+				snprintf(c->warn + strlen(c->warn),
+					 sizeof(c->warn) - strlen(c->warn),
+					 "%sevent %s: guest-only counting refused (%s; a mediated "
+					 "vPMU owns the counters in guest mode): counting the host "
+					 "only",
+					 c->warn[0] ? "\n" : "", e->spec.name, strerror(-fd));
+			return 1;
+		}
+		if (fd == -ENOENT || fd == -ENODEV || fd == -EOPNOTSUPP) {
+			snprintf(errbuf, errlen,
+				 "cannot open event %s: %s; this machine has no hardware PMU for "
+				 "it; use cpu-clock",
+				 e->spec.name, strerror(-fd));
+			return fd;
+		}
+	}
+	if (fd < 0) {
+		snprintf(errbuf, errlen, "cannot open event %s on CPU %u: %s", e->spec.name,
+			 c->cpus[slot], errno_hint(fd));
+		return fd;
+	}
+	if (!c->rings[slot].base) {
+		r = map_ring(c, slot, fd);
+		if (r < 0) {
+			snprintf(errbuf, errlen, "cannot map the ring buffer of CPU %u: %s%s",
+				 c->cpus[slot], strerror(-r),
+				 r == -EPERM ? " (raise /proc/sys/kernel/perf_event_mlock_kb)"
+					     : "");
+			close(fd);
+			return r;
+		}
+	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->rings[slot].fd) < 0) {
+		r = -errno;
+		snprintf(errbuf, errlen, "cannot share the ring of CPU %u: %s", c->cpus[slot],
+			 strerror(-r));
+		close(fd);
+		return r;
+	}
+	r = add_fd(c, fd, idx, slot);
+	if (r < 0) {
+		close(fd);
+		snprintf(errbuf, errlen, "cannot read an event id: %s", strerror(-r));
+	}
+	return r;
+}
+
+/* Every event on every CPU for one task (-1: all tasks). */
+static int open_task(struct collector *c, pid_t pid, char *errbuf, size_t errlen)
+{
+	for (uint32_t slot = 0; slot < c->ncpus_online; slot++) {
+		for (unsigned idx = 0; idx < c->nev; idx++) {
+			int r = open_one(c, idx, pid, slot, idx == 0, errbuf, errlen);
+
+			if (r < 0)
+				return r;
+			if (r == 1 && idx == 0 && c->opts.target == COLLECT_PID)
+				return 0; /* the thread is gone */
+		}
+	}
+	return 0;
+}
+
+static int open_pid(struct collector *c, char *errbuf, size_t errlen)
+{
+	char path[64];
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+	int r = 0;
+
+	if (c->opts.pid <= 0) {
+		snprintf(errbuf, errlen, "invalid PID %d", (int)c->opts.pid);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)c->opts.pid);
+	d = opendir(path);
+	if (!d) {
+		r = -errno;
+		snprintf(errbuf, errlen, "no process with PID %d", (int)c->opts.pid);
+		return r == -ENOENT ? -ESRCH : r;
+	}
+	while ((de = readdir(d)) && n < MAX_THREADS) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0)
+			continue;
+		r = open_task(c, (pid_t)tid, errbuf, errlen);
+		if (r < 0)
+			break;
+		n++;
+	}
+	closedir(d);
+	if (r >= 0 && !c->nfds) {
+		snprintf(errbuf, errlen, "no process with PID %d", (int)c->opts.pid);
+		return -ESRCH;
+	}
+	return r;
+}
+
+/* Fork the command, stopped before exec until collector__start(). */
+static int fork_child(struct collector *c, char *errbuf, size_t errlen)
+{
+	int go[2], err[2];
+	pid_t pid;
+
+	if (!c->opts.argv || !c->opts.argv[0]) {
+		snprintf(errbuf, errlen, "no command given after --");
+		return -EINVAL;
+	}
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		close(go[0]);
+		close(go[1]);
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(err[0]);
+		close(err[1]);
+		snprintf(errbuf, errlen, "cannot fork: %s", strerror(-r));
+		return r;
+	}
+	if (pid == 0) {
+		char b;
+		int e;
+
+		close(go[1]);
+		close(err[0]);
+		signal(SIGPIPE, SIG_DFL);
+		/* Wait until the events are open; EOF without a byte means give up. */
+		if (read(go[0], &b, 1) != 1)
+			_exit(127);
+		execvp(c->opts.argv[0], c->opts.argv);
+		e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	c->child = pid;
+	c->go_fd = go[1];
+	c->err_fd = err[0];
+	return 0;
+}
+
+int collector__new(const struct collector_opts *opts, struct collector **out, char *errbuf,
+		   size_t errlen)
+{
+	struct collector *c;
+	struct rlimit rl;
+	int r;
+
+	errbuf[0] = '\0';
+	if (!opts || !opts->nevents || !opts->events) {
+		snprintf(errbuf, errlen, "no events");
+		return -EINVAL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->opts = *opts;
+	c->child = -1;
+	c->go_fd = -1;
+	c->err_fd = -1;
+	c->build_id_ok = true;
+	c->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	if (!c->opts.mmap_pages)
+		c->opts.mmap_pages = COLLECTOR_DEFAULT_PAGES;
+	if (c->opts.mmap_pages & (c->opts.mmap_pages - 1) || c->opts.mmap_pages > (1u << 20)) {
+		snprintf(errbuf, errlen, "--mmap-pages must be a power of two (got %u)",
+			 c->opts.mmap_pages);
+		r = -EINVAL;
+		goto err_free;
+	}
+	/* Per-thread targets need an fd per thread, CPU and event. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	r = read_online_cpus(c);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot read the online CPUs");
+		goto err_free;
+	}
+	c->rings = calloc(c->ncpus_online, sizeof(*c->rings));
+	if (!c->rings) {
+		r = -ENOMEM;
+		goto err_free;
+	}
+	r = setup_events(c, errbuf, errlen);
+	if (r < 0)
+		goto err_free;
+	switch (opts->target) {
+	case COLLECT_ALL:
+		r = open_task(c, -1, errbuf, errlen);
+		break;
+	case COLLECT_PID:
+		r = open_pid(c, errbuf, errlen);
+		break;
+	case COLLECT_CMD:
+		r = fork_child(c, errbuf, errlen);
+		if (r >= 0)
+			r = open_task(c, c->child, errbuf, errlen);
+		break;
+	default:
+		r = -EINVAL;
+	}
+	if (r < 0)
+		goto err_free;
+	*out = c;
+	return 0;
+
+err_free:
+	if (!errbuf[0])
+		snprintf(errbuf, errlen, "%s", strerror(-r));
+	collector__free(c);
+	return r;
+}
+
+void collector__free(struct collector *c)
+{
+	if (!c)
+		return;
+	if (c->go_fd >= 0)
+		close(c->go_fd); /* a child still waiting gives up */
+	if (c->child > 0 && !c->child_exited) {
+		if (c->child_ran)
+			kill(c->child, SIGTERM);
+		waitpid(c->child, &c->child_status, 0);
+	}
+	if (c->err_fd >= 0)
+		close(c->err_fd);
+	for (size_t i = 0; i < c->nfds; i++)
+		close(c->fds[i].fd);
+	for (unsigned i = 0; c->rings && i < c->ncpus_online; i++)
+		if (c->rings[i].base)
+			munmap(c->rings[i].base, c->rings[i].mmap_len);
+	free(c->rings);
+	free(c->fds);
+	free(c->cpus);
+	free(c);
+}
+
+unsigned collector__ncpus(const struct collector *c)
+{
+	return c->ncpus_max;
+}
+
+unsigned collector__nr_sampled_cpus(const struct collector *c)
+{
+	return c->ncpus_online;
+}
+
+unsigned collector__nevents(const struct collector *c)
+{
+	return c->nev;
+}
+
+const struct collector_event *collector__event(const struct collector *c, unsigned idx)
+{
+	return idx < c->nev ? &c->ev[idx] : NULL;
+}
+
+bool collector__timer_mode(const struct collector *c)
+{
+	for (unsigned i = 0; i < c->nev; i++)
+		if (!c->ev[i].spec.software)
+			return false;
+	return true;
+}
+
+const char *collector__warnings(const struct collector *c)
+{
+	return c->warn;
+}
+
+int collector__register_ids(const struct collector *c, struct hostsync *hs)
+{
+	for (size_t i = 0; i < c->nfds; i++) {
+		int r = hostsync__add_event_id(hs, c->fds[i].id, c->fds[i].idx);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int collector__start(struct collector *c, char *errbuf, size_t errlen)
+{
+	errbuf[0] = '\0';
+	c->last_now = collector__now();
+	if (c->opts.target != COLLECT_CMD) {
+		for (size_t i = 0; i < c->nfds; i++) {
+			if (ioctl(c->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+				int r = -errno;
+
+				snprintf(errbuf, errlen, "cannot enable the events: %s",
+					 strerror(-r));
+				return r;
+			}
+		}
+		c->started = true;
+		return 0;
+	}
+	{
+		char b = 1;
+		int e;
+		ssize_t n;
+
+		if (write(c->go_fd, &b, 1) != 1) {
+			snprintf(errbuf, errlen, "cannot start the command: %s", strerror(errno));
+			return -EIO;
+		}
+		close(c->go_fd);
+		c->go_fd = -1;
+		/* The error pipe closes on a successful exec. */
+		do
+			n = read(c->err_fd, &e, sizeof(e));
+		while (n < 0 && errno == EINTR);
+		close(c->err_fd);
+		c->err_fd = -1;
+		if (n == (ssize_t)sizeof(e)) {
+			snprintf(errbuf, errlen, "cannot run %s: %s", c->opts.argv[0], strerror(e));
+			waitpid(c->child, &c->child_status, 0);
+			c->child_exited = true;
+			return -e;
+		}
+		c->child_ran = true;
+	}
+	c->started = true;
+	return 0;
+}
+
+int collector__poll(struct collector *c, int timeout_ms)
+{
+	struct pollfd pfd[MAX_CPUS];
+	nfds_t n = 0;
+	int r;
+
+	for (unsigned i = 0; i < c->ncpus_online; i++) {
+		if (!c->rings[i].base)
+			continue;
+		pfd[n].fd = c->rings[i].fd;
+		pfd[n].events = POLLIN;
+		n++;
+	}
+	r = poll(pfd, n, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	return r;
+}
+
+static int drain_ring(struct collector *c, struct ring *rg, struct hostsync *hs)
+{
+	struct perf_event_mmap_page *pg = rg->base;
+	const uint8_t *data = (const uint8_t *)rg->base + c->page_size;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = pg->data_tail;
+	int r = 0;
+
+	while (tail < head) {
+		size_t off = (size_t)(tail % rg->data_size);
+		struct perf_event_header h;
+		const void *rec;
+
+		/* Records are 8-byte aligned and the ring a whole number of pages: a header never
+		 * wraps. */
+		memcpy(&h, data + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - tail) {
+			/* A torn ring: drop what is left of it, counted by the sync stage. */
+			hostsync__queue(hs, (int)rg->cpu, &h, sizeof(h) - 1);
+			tail = head;
+			break;
+		}
+		if (off + h.size <= rg->data_size) {
+			rec = data + off;
+		} else {
+			size_t first = rg->data_size - off;
+
+			memcpy(c->copy, data + off, first);
+			memcpy(c->copy + first, data, h.size - first);
+			rec = c->copy;
+		}
+		r = hostsync__queue(hs, (int)rg->cpu, rec, h.size);
+		if (r < 0)
+			break;
+		tail += h.size;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	return r;
+}
+
+int collector__drain(struct collector *c, struct hostsync *hs, uint64_t *horizon)
+{
+	uint64_t now = collector__now();
+	int r = 0;
+
+	for (unsigned i = 0; i < c->ncpus_online && r >= 0; i++)
+		if (c->rings[i].base)
+			r = drain_ring(c, &c->rings[i], hs);
+	/*
+	 * Everything stamped before the previous drain started had reached its
+	 * ring before this drain began, so it is all queued now.
+	 */
+	*horizon = c->last_now;
+	c->last_now = now;
+	return r;
+}
+
+void collector__stop(struct collector *c)
+{
+	for (size_t i = 0; i < c->nfds; i++)
+		ioctl(c->fds[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+int collector__child_exited(struct collector *c, int *status)
+{
+	pid_t p;
+
+	if (c->opts.target != COLLECT_CMD || c->child <= 0)
+		return -ECHILD;
+	if (!c->child_exited) {
+		p = waitpid(c->child, &c->child_status, WNOHANG);
+		if (p == c->child)
+			c->child_exited = true;
+	}
+	if (c->child_exited && status)
+		*status = c->child_status;
+	return c->child_exited;
+}
+
+int collector__wait_child(struct collector *c, int *status)
+{
+	if (c->child <= 0)
+		return -ECHILD;
+	if (collector__child_exited(c, status) == 0) {
+		kill(c->child, SIGTERM);
+		if (waitpid(c->child, &c->child_status, 0) == c->child)
+			c->child_exited = true;
+	}
+	*status = c->child_status;
+	return 0;
+}
+
+bool collector__child_ran(const struct collector *c)
+{
+	return c->child_ran;
+}
+
+int collector__scale(const struct collector *c, unsigned idx, uint64_t *enabled, uint64_t *running)
+{
+	*enabled = 0;
+	*running = 0;
+	for (size_t i = 0; i < c->nfds; i++) {
+		uint64_t v[3];
+
+		if (c->fds[i].idx != idx)
+			continue;
+		if (read(c->fds[i].fd, v, sizeof(v)) != (ssize_t)sizeof(v))
+			continue;
+		*enabled += v[1];
+		*running += v[2];
+	}
+	return 0;
+}

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The record loop shared by `domprof record` and domprofd. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "domprof/collector.h"
+#include "domprof/daemon.h"
+#include "domprof/hostsync.h"
+#include "domprof/session.h"
+#include "domprof/stream.h"
+#include "domprof/words.h"
+
+#define POLL_MS		100
+#define SYNC_EVERY_NS	(3 * 1000000000ull)
+#define SESSION_VERSION 1
+
+struct record {
+	struct record_opts opts;
+	int lock_fd;
+	int dirfd;
+	struct daemon *daemon;
+	struct stream_writer *stream;
+	struct collector *col;
+	struct hostsync *hs;
+	struct dp_words out;	 /* words of the current round */
+	struct dp_words pending; /* words the daemon has not consumed yet */
+	uint64_t start_ns;
+	bool done;
+	int child_status;
+};
+
+static int fail(char *errbuf, size_t errlen, int r, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *errbuf, size_t errlen, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static int disk_error(struct record *r, int err, char *errbuf, size_t errlen)
+{
+	if (err == -ENOSPC || err == -EDQUOT)
+		return fail(errbuf, errlen, err,
+			    "disk full while writing %s: samples so far are kept",
+			    r->opts.session_dir);
+	return fail(errbuf, errlen, err, "cannot write the session %s: %s", r->opts.session_dir,
+		    strerror(-err));
+}
+
+/* The words path: the saved stream always, then the daemon; a partial tail waits. */
+static int push(struct record *r, char *errbuf, size_t errlen)
+{
+	const struct daemon_stats *ds;
+	size_t consumed = 0;
+	int ret;
+
+	if (!r->out.n)
+		return 0;
+	ret = stream_writer__write(r->stream, r->out.w, r->out.n);
+	if (ret < 0)
+		return disk_error(r, ret, errbuf, errlen);
+	ret = dp_words__reserve(&r->pending, r->out.n);
+	if (ret < 0)
+		return fail(errbuf, errlen, ret, "out of memory");
+	memcpy(r->pending.w + r->pending.n, r->out.w, r->out.n * sizeof(*r->out.w));
+	r->pending.n += r->out.n;
+	dp_words__reset(&r->out);
+	ret = daemon__process(r->daemon, r->pending.w, r->pending.n, &consumed);
+	if (consumed > r->pending.n)
+		consumed = r->pending.n;
+	memmove(r->pending.w, r->pending.w + consumed,
+		(r->pending.n - consumed) * sizeof(*r->pending.w));
+	r->pending.n -= consumed;
+	if (ret < 0)
+		return disk_error(r, ret, errbuf, errlen);
+	ds = daemon__stats(r->daemon);
+	if (ds->first_write_error)
+		return disk_error(r, ds->first_write_error, errbuf, errlen);
+	return 0;
+}
+
+static int emit_header(struct record *r)
+{
+	const struct collector *c = r->col;
+	uint64_t args[7];
+	int ret;
+
+	args[0] = SESSION_VERSION;
+	args[1] = r->start_ns;
+	args[2] = collector__ncpus(c);
+	args[3] = collector__timer_mode(c) ? DP_SESSION_TIMER_MODE : 0;
+	ret = dp_words__record(&r->out, DP_CODE_SESSION, args, 4);
+	for (unsigned i = 0; ret >= 0 && i < collector__nevents(c); i++) {
+		const struct collector_event *e = collector__event(c, i);
+
+		args[0] = i;
+		args[1] = e->spec.type;
+		args[2] = e->spec.config;
+		args[3] = e->spec.period;
+		args[4] = e->spec.freq;
+		args[5] = e->spec.um;
+		args[6] = e->flags;
+		ret = dp_words__record_str(&r->out, DP_CODE_EVENT_DEF, args, 7, e->spec.name,
+					   strnlen(e->spec.name, sizeof(e->spec.name)));
+	}
+	return ret;
+}
+
+int record__open(const struct record_opts *opts, struct record **out, char *errbuf, size_t errlen)
+{
+	struct hostsync_opts ho = {
+		.sample_type = COLLECTOR_SAMPLE_TYPE,
+		.read_format = COLLECTOR_READ_FORMAT,
+		.sample_id_all = 1,
+	};
+	struct record *r;
+	pid_t holder = 0;
+	int ret;
+
+	errbuf[0] = '\0';
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return fail(errbuf, errlen, -ENOMEM, "out of memory");
+	r->opts = *opts;
+	r->lock_fd = -1;
+	r->dirfd = -1;
+	dp_words__init(&r->out);
+	dp_words__init(&r->pending);
+
+	ret = session__lock_collector(&holder);
+	if (ret == -EBUSY) {
+		if (holder)
+			fail(errbuf, errlen, ret, "another collector is running (pid %d)",
+			     (int)holder);
+		else
+			fail(errbuf, errlen, ret, "another collector is running");
+		goto err;
+	}
+	if (ret < 0) {
+		fail(errbuf, errlen, ret, "cannot take the collector lock: %s", strerror(-ret));
+		goto err;
+	}
+	r->lock_fd = ret;
+
+	ret = session__create(opts->session_dir);
+	if (ret < 0) {
+		if (ret == -ENOTDIR)
+			fail(errbuf, errlen, ret, "%s exists and is not a directory",
+			     opts->session_dir);
+		else if (ret == -EEXIST)
+			fail(errbuf, errlen, ret,
+			     "%s is not empty and is not a domprof session; refusing to use it",
+			     opts->session_dir);
+		else
+			fail(errbuf, errlen, ret, "cannot create the session %s: %s",
+			     opts->session_dir, strerror(-ret));
+		goto err;
+	}
+	r->dirfd = ret;
+	ret = daemon__new(r->dirfd, opts->separate, &r->daemon);
+	if (ret < 0) {
+		fail(errbuf, errlen, ret, "cannot start writing the session: %s", strerror(-ret));
+		goto err;
+	}
+	ret = stream_writer__open(r->dirfd, DP_STREAM_PATH, &r->stream);
+	if (ret < 0) {
+		fail(errbuf, errlen, ret, "cannot create %s/%s: %s", opts->session_dir,
+		     DP_STREAM_PATH, strerror(-ret));
+		goto err;
+	}
+	ret = collector__new(&opts->col, &r->col, errbuf, errlen);
+	if (ret < 0)
+		goto err;
+	ho.ncpus = collector__ncpus(r->col);
+	ret = hostsync__new(&ho, &r->hs);
+	if (ret >= 0)
+		ret = collector__register_ids(r->col, r->hs);
+	if (ret < 0) {
+		fail(errbuf, errlen, ret, "cannot set up the sync stage: %s", strerror(-ret));
+		goto err;
+	}
+	r->start_ns = collector__now();
+	ret = emit_header(r);
+	if (ret < 0) {
+		fail(errbuf, errlen, ret, "out of memory");
+		goto err;
+	}
+	/* Start before the scan: whatever changes meanwhile is in the rings too. */
+	ret = collector__start(r->col, errbuf, errlen);
+	if (ret < 0)
+		goto err;
+	ret = hostsync__load_kernel(r->hs, opts->kallsyms ? opts->kallsyms : "/proc/kallsyms",
+				    opts->modules ? opts->modules : "/proc/modules", &r->out);
+	if (ret < 0 && ret != -ENOENT && ret != -EACCES) {
+		fail(errbuf, errlen, ret, "cannot read kernel symbols: %s", strerror(-ret));
+		goto err;
+	}
+	ret = hostsync__scan_proc(r->hs, &r->out);
+	if (ret < 0) {
+		fail(errbuf, errlen, ret, "cannot scan /proc: %s", strerror(-ret));
+		goto err;
+	}
+	ret = push(r, errbuf, errlen);
+	if (ret < 0)
+		goto err;
+	*out = r;
+	return 0;
+
+err:
+	record__free(r);
+	return ret;
+}
+
+const struct collector *record__collector(const struct record *r)
+{
+	return r->col;
+}
+
+static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf, size_t errlen)
+{
+	uint64_t horizon;
+	int ret;
+
+	ret = collector__drain(r->col, r->hs, &horizon);
+	if (ret < 0)
+		return fail(errbuf, errlen, ret, "reading the ring buffers: %s", strerror(-ret));
+	if (horizon_override)
+		horizon = horizon_override;
+	ret = hostsync__flush(r->hs, horizon, &r->out);
+	if (ret < 0)
+		return fail(errbuf, errlen, ret, "sync stage: %s", strerror(-ret));
+	return push(r, errbuf, errlen);
+}
+
+static int finish(struct record *r, char *errbuf, size_t errlen)
+{
+	uint64_t args[3];
+	int ret;
+
+	collector__stop(r->col);
+	ret = round_trip(r, UINT64_MAX, errbuf, errlen);
+	if (ret < 0)
+		return ret;
+	for (unsigned i = 0; i < collector__nevents(r->col); i++) {
+		args[0] = i;
+		collector__scale(r->col, i, &args[1], &args[2]);
+		ret = dp_words__record(&r->out, DP_CODE_EVENT_SCALE, args, 3);
+		if (ret < 0)
+			return fail(errbuf, errlen, ret, "out of memory");
+	}
+	args[0] = collector__now();
+	ret = dp_words__record(&r->out, DP_CODE_END, args, 1);
+	if (ret < 0)
+		return fail(errbuf, errlen, ret, "out of memory");
+	ret = push(r, errbuf, errlen);
+	if (ret < 0)
+		return ret;
+	ret = stream_writer__flush(r->stream);
+	if (ret < 0)
+		return disk_error(r, ret, errbuf, errlen);
+	ret = daemon__sync(r->daemon);
+	if (ret < 0)
+		return disk_error(r, ret, errbuf, errlen);
+	return 0;
+}
+
+int record__run(struct record *r, volatile const int *stop, char *errbuf, size_t errlen)
+{
+	uint64_t last_sync = collector__now();
+	int ret = 0, status;
+
+	errbuf[0] = '\0';
+	while (!*stop) {
+		uint64_t now;
+		bool child_done = collector__child_exited(r->col, &status) == 1;
+
+		if (!child_done) {
+			ret = collector__poll(r->col, POLL_MS);
+			if (ret < 0) {
+				fail(errbuf, errlen, ret, "poll: %s", strerror(-ret));
+				break;
+			}
+		}
+		ret = round_trip(r, 0, errbuf, errlen);
+		if (ret < 0)
+			break;
+		if (child_done)
+			break;
+		now = collector__now();
+		if (r->opts.duration_ns && now - r->start_ns >= r->opts.duration_ns)
+			break;
+		if (now - last_sync >= SYNC_EVERY_NS) {
+			last_sync = now;
+			ret = stream_writer__flush(r->stream);
+			if (ret >= 0)
+				ret = daemon__sync(r->daemon);
+			if (ret < 0) {
+				disk_error(r, ret, errbuf, errlen);
+				break;
+			}
+		}
+	}
+	if (ret >= 0) {
+		ret = finish(r, errbuf, errlen);
+	} else {
+		/* Keep what can be kept: the words so far are already on disk. */
+		char ignore[256];
+
+		finish(r, ignore, sizeof(ignore));
+	}
+	/* A command still running when the recording ends is stopped, like perf record does. */
+	if (collector__child_ran(r->col))
+		collector__wait_child(r->col, &r->child_status);
+	r->done = true;
+	return ret;
+}
+
+void record__summary(const struct record *r, struct record_summary *sum)
+{
+	const struct hostsync_stats *hs = hostsync__stats(r->hs);
+	const struct daemon_stats *ds = daemon__stats(r->daemon);
+
+	memset(sum, 0, sizeof(*sum));
+	sum->samples = ds->samples;
+	sum->lost = hs->lost;
+	sum->throttled = hs->throttled;
+	sum->dropped = ds->dropped;
+	sum->unknown = hs->unknown;
+	sum->late = hs->late;
+	sum->child_ran = collector__child_ran(r->col);
+	sum->child_status = r->child_status;
+}
+
+void record__describe(const struct record *r, char *buf, size_t len)
+{
+	const struct collector *c = r->col;
+	unsigned ncpu = collector__nr_sampled_cpus(c);
+	size_t pos = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < collector__nevents(c) && pos < len; i++) {
+		const struct collector_event *e = collector__event(c, i);
+
+		if (e->flags & DP_EVENT_GUEST_ONLY)
+			continue;
+		if (pos)
+			pos += (size_t)snprintf(buf + pos, len - pos, "; ");
+		if (pos >= len)
+			break;
+		if (collector__timer_mode(c) && e->spec.period)
+			pos += (size_t)snprintf(
+				buf + pos, len - pos,
+				"timer mode: %s every %llu ns (%llu Hz) on %u CPU%s; guest and "
+				"host "
+				"told apart by cpumode",
+				e->spec.name, (unsigned long long)e->spec.period,
+				(unsigned long long)(1000000000ull / e->spec.period), ncpu,
+				ncpu == 1 ? "" : "s");
+		else if (collector__timer_mode(c))
+			pos += (size_t)snprintf(
+				buf + pos, len - pos,
+				"timer mode: %s at %u Hz on %u CPU%s; guest and host "
+				"told apart by cpumode",
+				e->spec.name, e->spec.freq, ncpu, ncpu == 1 ? "" : "s");
+		else if (e->spec.period)
+			pos += (size_t)snprintf(
+				buf + pos, len - pos, "%s every %llu events on %u CPU%s%s",
+				e->spec.name, (unsigned long long)e->spec.period, ncpu,
+				ncpu == 1 ? "" : "s",
+				e->spec.software ? "" : ", host and guest counted apart");
+		else
+			pos += (size_t)snprintf(
+				buf + pos, len - pos, "%s at %u Hz on %u CPU%s%s", e->spec.name,
+				e->spec.freq, ncpu, ncpu == 1 ? "" : "s",
+				e->spec.software ? "" : ", host and guest counted apart");
+	}
+}
+
+int record__events(const char *const *args, unsigned nargs, uint32_t freq, struct event_spec *specs,
+		   unsigned *nspecs, char *errbuf, size_t errlen)
+{
+	errbuf[0] = '\0';
+	if (nargs > RECORD_MAX_EVENT_ARGS)
+		return fail(errbuf, errlen, -E2BIG, "at most %d events", RECORD_MAX_EVENT_ARGS);
+	if (!nargs) {
+		events__default(freq, &specs[0]);
+		*nspecs = 1;
+		return 0;
+	}
+	for (unsigned i = 0; i < nargs; i++) {
+		int ret = events__parse(args[i], freq, &specs[i], errbuf, errlen);
+
+		if (ret < 0) {
+			if (!errbuf[0])
+				fail(errbuf, errlen, ret, "cannot parse the event '%s'", args[i]);
+			return ret;
+		}
+	}
+	*nspecs = nargs;
+	return 0;
+}
+
+void record__free(struct record *r)
+{
+	if (!r)
+		return;
+	collector__free(r->col);
+	hostsync__free(r->hs);
+	if (r->stream)
+		stream_writer__close(r->stream);
+	daemon__free(r->daemon);
+	dp_words__fini(&r->out);
+	dp_words__fini(&r->pending);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	if (r->lock_fd >= 0)
+		close(r->lock_fd);
+	free(r);
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The host collector: perf_event_open on every CPU (system-wide, a process,
+ * or a command it starts), one ring buffer per CPU for all of that CPU's
+ * events (PERF_EVENT_IOC_SET_OUTPUT), drained into the sync stage.
+ */
+#ifndef DOMPROF_COLLECTOR_H
+#define DOMPROF_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "domprof/events.h"
+
+struct hostsync;
+
+/* What every event samples; the sync stage is set up with the same. */
+#define COLLECTOR_SAMPLE_TYPE                                                                      \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+#define COLLECTOR_READ_FORMAT	(PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
+#define COLLECTOR_DEFAULT_PAGES 128
+
+enum collector_target {
+	COLLECT_ALL = 0, /* -a: every CPU, every task */
+	COLLECT_PID,	 /* -p PID: its threads, and their future children and threads */
+	COLLECT_CMD,	 /* -- CMD: a child started blocked, its children and threads */
+};
+
+struct collector_opts {
+	enum collector_target target;
+	pid_t pid;	   /* COLLECT_PID */
+	char *const *argv; /* COLLECT_CMD, NULL-terminated */
+	const struct event_spec *events;
+	unsigned nevents;    /* at least 1 */
+	unsigned mmap_pages; /* data pages per CPU ring, a power of two; 0 = default */
+};
+
+/* One event index of the session (a hardware event gives two: host-only, guest-only). */
+struct collector_event {
+	struct event_spec spec; /* as opened: cpu-clock gets a fixed period in ns */
+	uint32_t flags;		/* DP_EVENT_* */
+};
+
+struct collector;
+
+/*
+ * Open every event on every online CPU for the target, disabled; for
+ * COLLECT_CMD the child is forked and waits. On error errbuf holds one line
+ * naming the problem (unknown PID, no hardware PMU, permission, ...).
+ */
+int collector__new(const struct collector_opts *opts, struct collector **out, char *errbuf,
+		   size_t errlen);
+/* Stops, kills a still-running child (SIGTERM) and frees; NULL is fine. */
+void collector__free(struct collector *c);
+
+/* Highest online CPU + 1, and how many CPUs are sampled. */
+unsigned collector__ncpus(const struct collector *c);
+unsigned collector__nr_sampled_cpus(const struct collector *c);
+unsigned collector__nevents(const struct collector *c);
+const struct collector_event *collector__event(const struct collector *c, unsigned idx);
+/* All events are software clocks: guest and host told apart by cpumode only. */
+bool collector__timer_mode(const struct collector *c);
+/* Warnings worth one line each (a fallback taken), "" if none. */
+const char *collector__warnings(const struct collector *c);
+
+/* Tell hs which sample id belongs to which event index. */
+int collector__register_ids(const struct collector *c, struct hostsync *hs);
+
+/* Enable the events (COLLECT_CMD: let the child exec; its events enable on exec). */
+int collector__start(struct collector *c, char *errbuf, size_t errlen);
+
+/* Wait until a ring has data or timeout_ms passes; -EINTR is returned as 0. */
+int collector__poll(struct collector *c, int timeout_ms);
+
+/*
+ * Move every record out of the rings into hs. *horizon is the time before
+ * which every record is now queued: the clock read before the previous
+ * drain (records of a CPU reach its ring in time order).
+ */
+int collector__drain(struct collector *c, struct hostsync *hs, uint64_t *horizon);
+
+/* Disable all events. */
+void collector__stop(struct collector *c);
+
+/*
+ * COLLECT_CMD: 1 once the child has exited (its wait status in *status), 0
+ * while it runs; -ECHILD for other targets.
+ */
+int collector__child_exited(struct collector *c, int *status);
+/* COLLECT_CMD: SIGTERM the child if it still runs, then wait for its status. */
+int collector__wait_child(struct collector *c, int *status);
+/* Whether the command was really started (exec succeeded). */
+bool collector__child_ran(const struct collector *c);
+
+/* Sum over CPUs of time enabled/running for event idx (after stop). */
+int collector__scale(const struct collector *c, unsigned idx, uint64_t *enabled, uint64_t *running);
+
+uint64_t collector__now(void); /* CLOCK_MONOTONIC ns */
+
+/*
+ * The record loop shared by `domprof record` and domprofd: collector → sync
+ * stage → words → saved stream (always) and daemon → session directory.
+ */
+struct record_opts {
+	const char *session_dir;
+	unsigned separate;    /* DP_SEP_* */
+	uint64_t duration_ns; /* 0: until stopped (or the command exits) */
+	struct collector_opts col;
+	const char *kallsyms, *modules; /* NULL: /proc/kallsyms, /proc/modules */
+};
+
+struct record_summary {
+	uint64_t samples; /* written to sample files by the daemon */
+	uint64_t lost;	  /* records the kernel lost */
+	uint64_t throttled;
+	uint64_t dropped; /* samples the sync stage could not place, malformed ones included */
+	uint64_t unknown; /* samples attributed to [unknown] */
+	uint64_t late;
+	bool child_ran;
+	int child_status; /* wait status of the command */
+};
+
+struct record;
+
+/*
+ * Take the collector lock, create the session, open the daemon, the saved
+ * stream and the collector, write SESSION/EVENT_DEF, start the events, and
+ * load kernel symbols and the /proc scan. errbuf gets one line on error.
+ */
+int record__open(const struct record_opts *opts, struct record **out, char *errbuf, size_t errlen);
+const struct collector *record__collector(const struct record *r);
+/*
+ * Run until *stop is set, the duration passes or the command exits. Then
+ * drain, write EVENT_SCALE and END and sync the session. Returns 0 or -errno
+ * with errbuf set (-ENOSPC: disk full; what was written stays valid).
+ */
+int record__run(struct record *r, volatile const int *stop, char *errbuf, size_t errlen);
+/* Totals; valid after record__run. */
+void record__summary(const struct record *r, struct record_summary *sum);
+#define RECORD_MAX_EVENT_ARGS 32
+/*
+ * The events of -e arguments (events__parse), or the default cpu-clock when
+ * there are none; freq is -F (0 if not given). errbuf names a bad one.
+ */
+int record__events(const char *const *args, unsigned nargs, uint32_t freq, struct event_spec *specs,
+		   unsigned *nspecs, char *errbuf, size_t errlen);
+/* One line saying what is sampled ("timer mode: cpu-clock every 250000 ns ..."). */
+void record__describe(const struct record *r, char *buf, size_t len);
+/* Close everything; NULL is fine. */
+void record__free(struct record *r);
+
+#endif
