@@ -561,6 +561,157 @@ static void test_flips(void **state)
 	free(b.p);
 }
 
+/* Samples per image basename ("vmlinux" for the kernel) in the words of a real import. */
+struct dso_count {
+	char name[256];
+	unsigned long n;
+};
+
+static size_t count_by_image(const struct dp_words *w, struct dso_count *out, size_t max)
+{
+	enum { MAX_IMG = 65536 };
+	char(*names)[256] = calloc(MAX_IMG, 256);
+	unsigned long *cnt = calloc(MAX_IMG, sizeof(*cnt));
+	uint64_t cur = 0;
+	struct dp_item it;
+	size_t pos = 0, nout = 0;
+
+	assert_non_null(names);
+	assert_non_null(cnt);
+	while (pos < w->n) {
+		int r = dp_words__next(w->w, w->n, &pos, &it);
+
+		assert_int_equal(r, 1);
+		if (it.is_sample) {
+			cnt[cur < MAX_IMG ? cur : 0]++;
+		} else if (it.code == DP_CODE_IMAGE_DEF && it.args[0] < MAX_IMG) {
+			char full[256];
+			const char *base;
+
+			dp_item__str(&it, 9, full, sizeof(full));
+			/* perf's dso column drops the suffix of a deleted file. */
+			if (strlen(full) > 10 && !strcmp(full + strlen(full) - 10, " (deleted)"))
+				full[strlen(full) - 10] = '\0';
+			base = strrchr(full, '/');
+			snprintf(names[it.args[0]], 256, "%s", base ? base + 1 : full);
+		} else if (it.code == DP_CODE_IMAGE_SWITCH) {
+			cur = it.args[0];
+		}
+	}
+	for (size_t i = 1; i < MAX_IMG && nout < max; i++) {
+		if (!cnt[i])
+			continue;
+		/* Several images (mappings of one file) can share a name. */
+		size_t k;
+
+		for (k = 0; k < nout && strcmp(out[k].name, names[i]); k++)
+			;
+		if (k == nout) {
+			snprintf(out[nout].name, sizeof(out[nout].name), "%s", names[i]);
+			out[nout++].n = 0;
+		}
+		out[k].n += cnt[i];
+	}
+	free(names);
+	free(cnt);
+	return nout;
+}
+
+/* perf record -a, then our import and perf report must count the same samples per binary. */
+static void real_perf(const char *record_args)
+{
+	char dir[] = "/tmp/test-import-perf.XXXXXX", cmd[1024], line[1024], err[256];
+	struct dso_count ours[512];
+	struct import_opts o = {0};
+	struct import_stats st;
+	struct dp_words w;
+	unsigned long total_perf = 0, total_ours = 0;
+	size_t nours, checked = 0;
+	FILE *f;
+	uint8_t *data;
+	long len;
+
+	if (geteuid() != 0 || system("perf --version >/dev/null 2>&1") != 0) {
+		print_message("# perf record -a needs root and linux-perf\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd),
+		 "perf record -q -a %s -o %s/perf.data -- sh -c 'i=0; while [ $i -lt 300000 ]; do "
+		 "i=$((i+1)); done' >/dev/null 2>&1",
+		 record_args, dir);
+	if (system(cmd) != 0) {
+		print_message("# perf record failed here: %s\n", cmd);
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd), "%s/perf.data", dir);
+	f = fopen(cmd, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	data = malloc((size_t)len);
+	assert_int_equal(fread(data, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+
+	dp_words__init(&w);
+	assert_int_equal(import__perf_data_words(data, (size_t)len, &o, &w, &st, err, sizeof(err)),
+			 0);
+	nours = count_by_image(&w, ours, 512);
+	for (size_t i = 0; i < nours; i++)
+		total_ours += ours[i].n;
+
+	snprintf(cmd, sizeof(cmd),
+		 "perf report -i %s/perf.data -g none --sort dso -F sample,dso -q --stdio "
+		 "2>/dev/null",
+		 dir);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long n;
+		char dso[512];
+		const char *base;
+		size_t i;
+
+		if (sscanf(line, " %lu %511s", &n, dso) != 2)
+			continue;
+		total_perf += n;
+		if (!strcmp(dso, "[kernel.kallsyms]"))
+			strcpy(dso, "vmlinux");
+		if (dso[0] == '[' || !n)
+			continue; /* [unknown], [vdso]...: labels differ; perf lists empty dsos */
+		base = strrchr(dso, '/');
+		base = base ? base + 1 : dso;
+		for (i = 0; i < nours && strcmp(ours[i].name, base); i++)
+			;
+		print_message("# %-40s perf %6lu  domprof %6lu\n", base, n,
+			      i < nours ? ours[i].n : 0);
+		assert_true(i < nours);
+		assert_int_equal(ours[i].n, n);
+		checked++;
+	}
+	pclose(f);
+	print_message("# %s: perf %lu samples, domprof %lu, %zu binaries compared\n", record_args,
+		      total_perf, total_ours, checked);
+	assert_int_equal(total_ours, total_perf);
+	assert_true(checked > 0);
+
+	dp_words__fini(&w);
+	free(data);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_real_perf(void **state)
+{
+	real_perf("-e cpu-clock");
+}
+
+static void test_real_perf_callgraph(void **state)
+{
+	real_perf("-g -e cpu-clock");
+}
+
 static void test_detect(void **state)
 {
 	static const uint8_t zstd[] = {0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0};
@@ -579,9 +730,13 @@ static void test_detect(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_detect),	    cmocka_unit_test(test_hand_made),
-		cmocka_unit_test(test_truncations), cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_detect),
+		cmocka_unit_test(test_hand_made),
+		cmocka_unit_test(test_truncations),
+		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_flips),
+		cmocka_unit_test(test_real_perf),
+		cmocka_unit_test(test_real_perf_callgraph),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
