@@ -307,6 +307,9 @@ static int symbolise_image(struct report *r, struct pp_image *im)
 		for (; i < im->nkeys && im->keys[i].key == key; i++)
 			counts[idx * nev + im->keys[i].event] += im->keys[i].count;
 	}
+	if (elf && nsyms == 1 && !strcmp(names[0], SYM_UNKNOWN))
+		pp_session__note(r->s, "%s: no symbol covers its samples (stripped, no debuginfo?)",
+				 im->name);
 	for (size_t s = 0; s < nsyms && !ret; s++)
 		for (size_t e = 0; e < nev && !ret; e++)
 			if (counts[s * nev + e])
@@ -464,6 +467,8 @@ static void text__str(FILE *f, const char *s, int width)
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p < 0x20 || *p == 0x7f)
 			n += fprintf(f, "\\x%02x", *p);
+		else if (*p == '\\')
+			n += fprintf(f, "\\\\");
 		else
 			n += fputc(*p, f) != EOF;
 	}
@@ -476,7 +481,7 @@ static int text__width(const char *s)
 	int n = 0;
 
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		n += (*p < 0x20 || *p == 0x7f) ? 4 : 1;
+		n += (*p < 0x20 || *p == 0x7f) ? 4 : *p == '\\' ? 2 : 1;
 	return n;
 }
 

@@ -272,8 +272,18 @@ struct elf_load {
 	uint64_t vaddr;
 };
 
+/* A text symbol of an ELF image, at its address in the Dwfl (bias applied). */
+struct esym {
+	uint64_t addr;
+	uint64_t size;
+	const char *name; /* in libdwfl's string tables: valid until dwfl_end() */
+	uint8_t rank;	  /* how good a name among aliases: global 2, weak 1, local 0 */
+};
+
 struct elfsym {
 	Dwfl *dwfl;
+	struct esym *syms;
+	size_t nsyms;
 	Dwfl_Module *mod;
 	Dwfl_Callbacks callbacks;
 	char *debuginfo_path;
@@ -292,6 +302,7 @@ void elfsym__free(struct elfsym *e)
 		dwfl_end(e->dwfl);
 	free(e->debuginfo_path);
 	free(e->loads);
+	free(e->syms);
 	free(e);
 }
 
@@ -334,6 +345,8 @@ static int elfsym__read_headers(struct elfsym *e, Elf *elf)
 	}
 	return 0;
 }
+
+static int elfsym__load_symbols(struct elfsym *e);
 
 int elfsym__open(const char *path, const struct elfsym_opts *opts, struct elfsym **out)
 {
@@ -402,6 +415,9 @@ int elfsym__open(const char *path, const struct elfsym_opts *opts, struct elfsym
 	dwfl_report_end(e->dwfl, NULL, NULL);
 	if (!dwfl_module_getelf(e->mod, &e->bias))
 		e->bias = 0;
+	ret = elfsym__load_symbols(e);
+	if (ret)
+		goto err_free;
 	*out = e;
 	return 0;
 
@@ -426,22 +442,118 @@ int elfsym__offset_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *vadd
 	return -ENOENT;
 }
 
+static size_t underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	/* glibc's hidden internal aliases are never the name people know. */
+	return n + (strncmp(s, "__GI_", 5) ? 0 : 100);
+}
+
+/*
+ * Among symbols at one address the best sorts last, chosen as perf does:
+ * sized, then global over weak over local, fewer leading underscores, the
+ * longer name, then by name for stable output.
+ */
+static int esym__cmp(const void *a, const void *b)
+{
+	const struct esym *x = a, *y = b;
+	size_t ux, uy, lx, ly;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if ((x->size != 0) != (y->size != 0))
+		return x->size ? 1 : -1;
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? 1 : -1;
+	ux = underscores(x->name);
+	uy = underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? 1 : -1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx > ly ? 1 : -1;
+	return strcmp(y->name, x->name);
+}
+
+/*
+ * libdwfl's own address lookup scans the whole symbol table on every call;
+ * a report resolves up to millions of keys, so the table libdwfl chose
+ * (.symtab, the debuginfo's, or .dynsym) is copied once and sorted.
+ */
+static int elfsym__load_symbols(struct elfsym *e)
+{
+	int n = dwfl_module_getsymtab(e->mod);
+
+	if (n <= 0)
+		return 0;
+	e->syms = calloc((size_t)n, sizeof(*e->syms));
+	if (!e->syms)
+		return -ENOMEM;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Dwarf_Addr bias;
+		Elf *elf;
+		const char *name;
+		int type;
+
+		name = dwfl_module_getsym_info(e->mod, i, &sym, &addr, &shndx, &elf, &bias);
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+			continue;
+		e->syms[e->nsyms++] = (struct esym){
+			.addr = addr,
+			.size = sym.st_size,
+			.name = name,
+			.rank = GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? 2
+				: GELF_ST_BIND(sym.st_info) == STB_WEAK ? 1
+									: 0,
+		};
+	}
+	if (e->nsyms)
+		qsort(e->syms, e->nsyms, sizeof(*e->syms), esym__cmp);
+	return 0;
+}
+
 const char *elfsym__lookup(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr)
 {
-	GElf_Off symoff;
-	GElf_Sym sym;
-	GElf_Word shndx;
-	Dwarf_Addr bias;
-	Elf *elf;
-	uint64_t vaddr;
-	const char *name;
+	size_t lo = 0, hi = e->nsyms;
+	uint64_t vaddr, a;
 
 	if (elfsym__offset_to_vaddr(e, off, &vaddr))
 		return NULL;
-	name = dwfl_module_addrinfo(e->mod, vaddr + e->bias, &symoff, &sym, &shndx, &elf, &bias);
-	if (!name || !*name)
+	a = vaddr + e->bias;
+	if (!e->nsyms || a < e->syms[0].addr)
+		return NULL;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->syms[mid].addr <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* A sized symbol holding a: the nearest one first, nested ones included. */
+	for (size_t j = lo + 1, k = 0; j-- > 0 && k < 64; k++) {
+		const struct esym *s = &e->syms[j];
+
+		if (s->size && a - s->addr < s->size) {
+			if (sym_vaddr)
+				*sym_vaddr = s->addr - e->bias;
+			return s->name;
+		}
+	}
+	/* Else the nearest symbol below, if it has no size (assembly labels, stripped tables). */
+	if (e->syms[lo].size)
 		return NULL;
 	if (sym_vaddr)
-		*sym_vaddr = vaddr - symoff;
-	return name;
+		*sym_vaddr = e->syms[lo].addr - e->bias;
+	return e->syms[lo].name;
 }

@@ -29,16 +29,18 @@ static char empty[] = "/tmp/dp-test-report-empty-XXXXXX";
 static char notsess[] = "/tmp/dp-test-report-not-XXXXXX";
 
 /* A file path no one will have: every byte that CSV, JSON and text must escape. */
-#define HOSTILE_PATH "/tmp/a,b\"c\nd\x01" "e\\f"
-#define HOSTILE_REL  "{root}/tmp/a,b\"c%0Ad%01e\\f"
+#define HOSTILE_PATH                                                                               \
+	"/tmp/a,b\"c\nd\x01"                                                                       \
+	"e\\f"
+#define HOSTILE_REL "{root}/tmp/a,b\"c%0Ad%01e\\f"
 
 static void put_meta(int dfd, const char *rel, const char *text)
 {
 	assert_int_equal(meta__write_file(dfd, rel, text, strlen(text)), 0);
 }
 
-static void put_samples(int dfd, const char *rel, int is_kernel, uint32_t count,
-			const uint64_t *kv, size_t n)
+static void put_samples(int dfd, const char *rel, int is_kernel, uint32_t count, const uint64_t *kv,
+			size_t n)
 {
 	struct odb_header h = {
 		.cpu_type = ODB_CPU_TIMER, .ctr_count = count, .is_kernel = (uint32_t)is_kernel};
@@ -64,13 +66,16 @@ static int setup_all(void **state)
 	put_meta(dfd, "meta/session",
 		 "domprof-session 1\nstart_ns=1000000000\nend_ns=3500000000\nncpus=2\n"
 		 "timer_mode=1\nseparate=none\ncomplete=1\n");
-	put_meta(dfd, "meta/events", "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n"
-				     "1\tweird.ev\t1\t0\t1000\t0\t0\t3\n");
-	put_meta(dfd, "meta/stats", "samples=29\nlost_records=7\nthrottled=2\ndropped=0\n"
-				    "lost.cpu1=7\n");
-	put_meta(dfd, "meta/kallsyms", "ffffffff81000000\t0\tT\t_stext\n"
-				       "ffffffff81000000\t100\tT\tstartup_64\n"
-				       "ffffffff81000100\t80\tt\tearly_fn\n");
+	put_meta(dfd, "meta/events",
+		 "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n"
+		 "1\tweird.ev\t1\t0\t1000\t0\t0\t3\n");
+	put_meta(dfd, "meta/stats",
+		 "samples=29\nlost_records=7\nthrottled=2\ndropped=0\n"
+		 "lost.cpu1=7\n");
+	put_meta(dfd, "meta/kallsyms",
+		 "ffffffff81000000\t0\tT\t_stext\n"
+		 "ffffffff81000000\t100\tT\tstartup_64\n"
+		 "ffffffff81000100\t80\tt\tearly_fn\n");
 	assert_true(meta__escape(HOSTILE_REL, strlen(HOSTILE_REL), esc, sizeof(esc)) > 0);
 	snprintf(line, sizeof(line),
 		 "host\thost-kernel\tkernel\t{kern}/vmlinux\t-\t0\t0xffffffff81000000\t"
@@ -246,7 +251,7 @@ static void test_text(void **state)
 	assert_non_null(strstr(out, "Note: 3 bad sample files skipped"));
 	/* A control byte in a name cannot reach the terminal. */
 	assert_null(strchr(out, '\x01'));
-	assert_non_null(strstr(out, "d\\x01e"));
+	assert_non_null(strstr(out, "d\\x01e\\\\f"));
 	assert_non_null(strstr(out, "samples  %         domain  mode          image\n"));
 	free(out);
 
@@ -328,12 +333,9 @@ static void test_empty_and_not_a_session(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_csv_images),
-		cmocka_unit_test(test_csv_symbols),
-		cmocka_unit_test(test_filters),
-		cmocka_unit_test(test_text),
-		cmocka_unit_test(test_json),
-		cmocka_unit_test(test_empty_and_not_a_session),
+		cmocka_unit_test(test_csv_images), cmocka_unit_test(test_csv_symbols),
+		cmocka_unit_test(test_filters),	   cmocka_unit_test(test_text),
+		cmocka_unit_test(test_json),	   cmocka_unit_test(test_empty_and_not_a_session),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);
