@@ -25,10 +25,11 @@ cd "$work" || exit 1
 
 note() { printf '# %s\n' "$*" >&2; }
 field() { cut -d' ' -f"$1" "$2"; }
+secs3() { calc %.3f "$(field 1 "$1")"; }
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 
 rows=()
-row() { rows+=("$(printf '%-44s %16s %22s %10s %8s' "$@")"); }
+row() { rows+=("$(printf '%-54s %24s %24s %8s %7s' "$@")"); }
 
 # ---- (a) ingest
 sym() { nm -S "$split" | awk -v s="$1" '$4 == s { print "0x" $1, "0x" $2 }'; }
@@ -47,7 +48,7 @@ if "$top_builddir/bench/gen-stream" "$work/stream.zst" "$samples" "$split" \
 			"$(calc %.2f "$rate / 20")" ">= 1"
 		note "    ${got:-?} samples in $(field 1 ingest.t) s"
 		$measure rep10m.t "$domprof" report --session-dir ingest --symbols 2>/dev/null
-		row "    report --symbols of those samples" "$(field 1 rep10m.t) s" "-" "-" "-"
+		row "    report --symbols of those samples" "$(secs3 rep10m.t) s" "-" "-" "-"
 	else
 		row "(a) ingest, import of a saved stream" "FAILED: $(head -c 60 ingest.err)" "" "" ""
 	fi
@@ -68,7 +69,7 @@ if command -v perf >/dev/null && [ "$(id -u)" = 0 ]; then
 		perf report -i perf.data --stdio >/dev/null 2>&1
 		$measure dp-report.t "$domprof" report --session-dir fromperf --symbols
 		$measure perf-report.t perf report -i perf.data --stdio
-		dpt=$(field 1 dp-report.t) pt=$(field 1 perf-report.t)
+		dpt=$(secs3 dp-report.t) pt=$(secs3 perf-report.t)
 		row "(b) report --symbols vs perf report (${n:-?} samples)" "$dpt s" "perf $pt s" \
 			"$(calc %.1fx "$pt / ($dpt > 0 ? $dpt : 1e-6)")" ">= 20x"
 	else
@@ -106,6 +107,6 @@ else
 fi
 
 echo
-printf '%-44s %16s %22s %10s %8s\n' benchmark domprof reference ratio target
-printf '%s\n' "$(printf '%.0s-' {1..104})"
+printf '%-54s %24s %24s %8s %7s\n' benchmark domprof reference ratio target
+printf '%s\n' "$(printf '%.0s-' {1..121})"
 printf '%s\n' "${rows[@]}"
