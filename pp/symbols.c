@@ -23,16 +23,17 @@
 struct ksym {
 	uint64_t addr;
 	uint64_t size;
-	char *name;
+	const char *name; /* into ksyms.buf */
 };
 
 struct kmod {
 	uint64_t start;
 	uint64_t size;
-	char *name;
+	const char *name;
 };
 
 struct ksyms {
+	char *buf; /* the file's text, split and unescaped in place */
 	struct ksym *syms;
 	size_t nsyms, capsyms;
 	struct kmod *mods;
@@ -46,10 +47,7 @@ void ksyms__free(struct ksyms *k)
 {
 	if (!k)
 		return;
-	for (size_t i = 0; i < k->nsyms; i++)
-		free(k->syms[i].name);
-	for (size_t i = 0; i < k->nmods; i++)
-		free(k->mods[i].name);
+	free(k->buf);
 	free(k->syms);
 	free(k->mods);
 	free(k);
@@ -65,16 +63,32 @@ size_t ksyms__bad_lines(const struct ksyms *k)
 	return k ? k->bad_lines : 0;
 }
 
+/* A kallsyms file has ~10^5 lines: strtoull's locale handling shows in profiles. */
 static int parse_hex(const char *s, uint64_t *out)
 {
-	char *end;
+	uint64_t v = 0;
+	size_t n = 0;
 
-	if (!*s || *s == '-' || *s == '+')
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	for (; *s; s++, n++) {
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (*s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (*s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			return -EINVAL;
+		if (n >= 16)
+			return -EINVAL;
+		v = v << 4 | d;
+	}
+	if (!n)
 		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 16);
-	if (errno || *end)
-		return -EINVAL;
+	*out = v;
 	return 0;
 }
 
@@ -87,7 +101,7 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
 		return 0;
 	if (n >= KSYM_MAX)
 		return -E2BIG;
-	ncap = *cap ? *cap * 2 : 1024;
+	ncap = *cap ? *cap * 2 : 4096;
 	p = reallocarray(*arr, ncap, elem);
 	if (!p)
 		return -ENOMEM;
@@ -96,42 +110,63 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
 	return 0;
 }
 
-/* One line, NUL-terminated and writable; 1 if used, 0 if malformed. */
-static int ksyms__parse_line(struct ksyms *k, char *line)
+/* Split at most max tab-separated fields in place; the count, or max + 1 if more. */
+static int split_tabs(char *line, char **f, int max)
 {
-	char *f[5];
+	int n = 0;
+
+	for (char *p = line;;) {
+		char *t = strchr(p, '\t');
+
+		if (n == max)
+			return max + 1;
+		f[n++] = p;
+		if (!t)
+			return n;
+		*t = '\0';
+		p = t + 1;
+	}
+}
+
+static bool name__ok(char *s)
+{
+	if (strchr(s, '%') && meta__unescape(s) < 0)
+		return false;
+	return *s && strlen(s) < KSYM_NAME_MAX;
+}
+
+/* One line, NUL-terminated and writable; 1 if used, 0 if malformed. */
+static int ksyms__parse_line(struct ksyms *k, char *line, bool *sorted)
+{
+	char *f[4];
 	int n, ret;
 
-	n = meta__split(line, f, 5);
-	if (n == 4 && !strcmp(f[0], "module")) {
+	n = split_tabs(line, f, 4);
+	if (n != 4)
+		return 0;
+	if (!strcmp(f[0], "module")) {
 		struct kmod m;
 
-		if (parse_hex(f[2], &m.start) || parse_hex(f[3], &m.size))
-			return 0;
-		if (meta__unescape(f[1]) < 0 || !*f[1] || strlen(f[1]) >= KSYM_NAME_MAX)
+		if (parse_hex(f[2], &m.start) || parse_hex(f[3], &m.size) || !name__ok(f[1]))
 			return 0;
 		ret = grow((void **)&k->mods, &k->capmods, k->nmods, sizeof(*k->mods));
 		if (ret)
 			return ret;
-		m.name = strdup(f[1]);
-		if (!m.name)
-			return -ENOMEM;
+		m.name = f[1];
 		k->mods[k->nmods++] = m;
 		return 1;
-	}
-	if (n == 4) {
+	} else {
 		struct ksym s;
 
-		if (parse_hex(f[0], &s.addr) || parse_hex(f[1], &s.size) || strlen(f[2]) != 1)
-			return 0;
-		if (meta__unescape(f[3]) < 0 || !*f[3] || strlen(f[3]) >= KSYM_NAME_MAX)
+		if (parse_hex(f[0], &s.addr) || parse_hex(f[1], &s.size) || !f[2][0] || f[2][1] ||
+		    !name__ok(f[3]))
 			return 0;
 		ret = grow((void **)&k->syms, &k->capsyms, k->nsyms, sizeof(*k->syms));
 		if (ret)
 			return ret;
-		s.name = strdup(f[3]);
-		if (!s.name)
-			return -ENOMEM;
+		s.name = f[3];
+		if (k->nsyms && s.addr < k->syms[k->nsyms - 1].addr)
+			*sorted = false;
 		k->syms[k->nsyms++] = s;
 		if (!strcmp(s.name, "_stext") || (!k->has_stext && !strcmp(s.name, "_text"))) {
 			k->stext = s.addr;
@@ -139,7 +174,6 @@ static int ksyms__parse_line(struct ksyms *k, char *line)
 		}
 		return 1;
 	}
-	return 0;
 }
 
 static int ksym__cmp(const void *a, const void *b)
@@ -154,30 +188,30 @@ static int ksym__cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int ksyms__parse(const char *data, size_t len, struct ksyms **out)
+/* Takes ownership of buf (len bytes, NUL-terminated at len). */
+static int ksyms__parse_owned(char *buf, size_t len, struct ksyms **out)
 {
 	struct ksyms *k;
-	char *line;
+	bool sorted = true;
 	size_t pos = 0;
-	int ret = 0;
+	int ret;
 
 	*out = NULL;
 	k = calloc(1, sizeof(*k));
-	line = malloc(META_LINE_MAX + 1);
-	if (!k || !line) {
-		ret = -ENOMEM;
-		goto err_free;
+	if (!k) {
+		free(buf);
+		return -ENOMEM;
 	}
+	k->buf = buf;
 	while (pos < len) {
-		const char *nl = memchr(data + pos, '\n', len - pos);
-		size_t l = nl ? (size_t)(nl - (data + pos)) : len - pos;
+		char *line = buf + pos, *nl = memchr(line, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - line) : len - pos;
 
-		if (l > META_LINE_MAX || memchr(data + pos, '\0', l)) {
+		line[l] = '\0';
+		if (l > META_LINE_MAX || strlen(line) != l) {
 			k->bad_lines++;
 		} else if (l > 0) {
-			memcpy(line, data + pos, l);
-			line[l] = '\0';
-			ret = ksyms__parse_line(k, line);
+			ret = ksyms__parse_line(k, line, &sorted);
 			if (ret < 0)
 				goto err_free;
 			if (ret == 0)
@@ -185,16 +219,41 @@ int ksyms__parse(const char *data, size_t len, struct ksyms **out)
 		}
 		pos += l + 1;
 	}
-	if (k->nsyms)
+	/*
+	 * The daemon writes symbols sorted; aliases at one address must still
+	 * be ordered best first, so only runs of equal addresses are sorted then.
+	 */
+	if (!sorted) {
 		qsort(k->syms, k->nsyms, sizeof(*k->syms), ksym__cmp);
-	free(line);
+	} else {
+		for (size_t i = 0; i < k->nsyms;) {
+			size_t j = i + 1;
+
+			while (j < k->nsyms && k->syms[j].addr == k->syms[i].addr)
+				j++;
+			if (j - i > 1)
+				qsort(k->syms + i, j - i, sizeof(*k->syms), ksym__cmp);
+			i = j;
+		}
+	}
 	*out = k;
 	return 0;
 
 err_free:
-	free(line);
 	ksyms__free(k);
 	return ret;
+}
+
+int ksyms__parse(const char *data, size_t len, struct ksyms **out)
+{
+	char *buf = malloc(len + 1);
+
+	*out = NULL;
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, data, len);
+	buf[len] = '\0';
+	return ksyms__parse_owned(buf, len, out);
 }
 
 int ksyms__load(int dirfd, const char *relpath, struct ksyms **out)
@@ -207,9 +266,7 @@ int ksyms__load(int dirfd, const char *relpath, struct ksyms **out)
 	ret = meta__read_file(dirfd, relpath, (size_t)512 << 20, &data, &len);
 	if (ret < 0)
 		return ret;
-	ret = ksyms__parse(data, len, out);
-	free(data);
-	return ret;
+	return ksyms__parse_owned(data, len, out);
 }
 
 int ksyms__module_start(const struct ksyms *k, const char *name, uint64_t *start)
