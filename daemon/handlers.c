@@ -238,13 +238,19 @@ static int handle_task_switch(struct daemon *d, const struct dp_item *it)
 		if (!app)
 			return -EBADMSG;
 	}
-	if (!d->t.have_task || d->t.tgid != a[0] || d->t.tid != a[1] || d->t.app != app) {
-		d->t.have_task = true;
-		d->t.tgid = (uint32_t)a[0];
-		d->t.tid = (uint32_t)a[1];
-		d->t.app = app;
+	/*
+	 * The task is in the sample file's name only with --separate=thread, the
+	 * app only with lib or kernel (an anon image's tgid is fixed at its
+	 * first sample): otherwise the cached files stay valid.
+	 */
+	if (!d->t.have_task ||
+	    ((d->separate & DP_SEP_THREAD) && (d->t.tgid != a[0] || d->t.tid != a[1])) ||
+	    ((d->separate & (DP_SEP_LIB | DP_SEP_KERNEL)) && d->t.app != app))
 		daemon__invalidate(d);
-	}
+	d->t.have_task = true;
+	d->t.tgid = (uint32_t)a[0];
+	d->t.tid = (uint32_t)a[1];
+	d->t.app = app;
 	return 0;
 }
 
