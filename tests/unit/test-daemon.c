@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -821,7 +822,9 @@ static void test_enospc(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(mnt));
-	if (mount("tmpfs", mnt, "tmpfs", 0, "size=256k") < 0) {
+	/* a private mount namespace: the tmpfs goes away with us, even if we fail */
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", mnt, "tmpfs", 0, "size=256k") < 0) {
 		print_message("# cannot mount a small tmpfs (%s): skipping\n", strerror(errno));
 		rmdir(mnt);
 		skip();
