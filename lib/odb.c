@@ -331,10 +331,14 @@ int odb__open(int dirfd, const char *relpath, const struct odb_header *hdr, stru
 
 		memcpy(dir, relpath, (size_t)(slash - relpath));
 		dir[slash - relpath] = '\0';
-		r = session__mkdirs(dirfd, dir);
-		if (r < 0)
-			goto out_free;
+		/* Most opens find the directory there already: mkdir only when missing. */
 		db->dfd = session__openat(dirfd, dir, O_PATH | O_DIRECTORY, 0);
+		if (db->dfd == -ENOENT && hdr) {
+			r = session__mkdirs(dirfd, dir);
+			if (r < 0)
+				goto out_free;
+			db->dfd = session__openat(dirfd, dir, O_PATH | O_DIRECTORY, 0);
+		}
 	} else {
 		db->dfd = session__openat(dirfd, ".", O_PATH | O_DIRECTORY, 0);
 	}
