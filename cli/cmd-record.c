@@ -185,11 +185,11 @@ int cmd_record(int argc, char **argv)
 	double duration = 0;
 	bool all = false, have_pid = false;
 	char err[1024], line[1024];
-	int opt, r;
+	int opt, r, li;
 
 	ro.session_dir = DP_SESSION_DEFAULT_DIR;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+ap:e:F:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+ap:e:F:h", longopts, &li)) != -1) {
 		r = parse_common(opt, optarg, evargs, &nev, &freq, &separate, &pages);
 		if (r < 0)
 			return 2;
@@ -231,9 +231,9 @@ int cmd_record(int argc, char **argv)
 			return 2;
 		case OPT_LATER:
 			fprintf(stderr,
-				"domprof: %s: virtualisation options come with a later version; "
+				"domprof: --%s: virtualisation options come with a later version; "
 				"this one profiles the host only\n",
-				argv[optind - 1]);
+				longopts[li].name);
 			return 2;
 		case 'h':
 			usage(stdout);

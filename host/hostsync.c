@@ -41,6 +41,7 @@ struct hostsync {
 	struct hs_images images;
 	struct hs_procs procs;
 	struct hs_kernel kernel;
+	bool live; /* /proc describes the records' processes: lazy reads allowed */
 
 	struct hs_id *ids; /* sorted by id */
 	size_t nids, capids;
@@ -409,6 +410,8 @@ static bool type_wanted(uint32_t type)
 	}
 }
 
+static struct hs_proc *proc_lookup(struct hostsync *hs, uint32_t tgid, struct dp_words *out);
+
 int hostsync__queue(struct hostsync *hs, int cpu, const void *rec, size_t len)
 {
 	const uint8_t *d = rec;
@@ -439,6 +442,12 @@ int hostsync__queue(struct hostsync *hs, int cpu, const void *rec, size_t len)
 	} else {
 		memset(&s, 0, sizeof(s));
 	}
+	/*
+	 * A sample of a process we know nothing about: read its /proc entry
+	 * now, while it most likely still exists, rather than at the flush.
+	 */
+	if (type == PERF_RECORD_SAMPLE && hs->live && s.pid && !procs__find(&hs->procs, s.pid))
+		proc_lookup(hs, s.pid, NULL);
 	if (cpu < 0)
 		cpu = s.has_cpu ? (int)s.cpu : 0;
 	if (cpu < 0 || cpu >= HS_CPU_MAX)
@@ -487,6 +496,8 @@ static struct hs_proc *proc_lookup(struct hostsync *hs, uint32_t tgid, struct dp
 	struct hs_proc *proc = procs__find(&hs->procs, tgid);
 
 	if (proc && (proc->known || proc->tried))
+		goto out;
+	if (!hs->live)
 		return proc;
 	if (!proc)
 		proc = procs__get(&hs->procs, tgid);
@@ -494,7 +505,12 @@ static struct hs_proc *proc_lookup(struct hostsync *hs, uint32_t tgid, struct dp
 		return NULL;
 	proc->tried = true;
 	if (procfs__read_proc(hs->procfs, tgid, proc, &hs->images) == 0 && proc->comm[0])
+		proc->comm_pending = true;
+out:
+	if (out && proc->comm_pending) {
+		proc->comm_pending = false;
 		emit_comm(out, tgid, tgid, proc->comm, strnlen(proc->comm, sizeof(proc->comm)));
+	}
 	return proc;
 }
 
@@ -548,6 +564,8 @@ static int do_mmap(struct hostsync *hs, const uint8_t *d, size_t len, bool two,
 		nlen = HS_PATH_MAX;
 
 	proc = proc_lookup(hs, pid, out);
+	if (!proc)
+		proc = procs__get(&hs->procs, pid);
 	if (!proc)
 		return -ENOMEM;
 	proc->known = true;
@@ -623,7 +641,9 @@ static int do_fork_exit(struct hostsync *hs, const uint8_t *d, size_t len, bool 
 	if (!child)
 		return -ENOMEM;
 	if (!parent || !parent->known) {
-		/* Nothing to copy: leave the child to a lazy /proc read. */
+		/* Nothing to copy: keep what /proc said, or leave it to a lazy read. */
+		if (child->known && child->tried)
+			return 0;
 		proc__clear_maps(child);
 		child->known = false;
 		child->tried = false;
@@ -938,6 +958,7 @@ int hostsync__scan_proc(struct hostsync *hs, struct dp_words *out)
 	DIR *dir;
 	int r = 0;
 
+	hs->live = true;
 	dir = opendir(hs->procfs);
 	if (!dir)
 		return -errno;

@@ -65,9 +65,10 @@ struct hs_map {
 
 struct hs_proc {
 	uint32_t tgid;
-	bool known;   /* maps are trustworthy (scan, lazy read or records) */
-	bool tried;   /* lazy /proc read done */
-	bool kthread; /* no address space and no exe: a kernel thread */
+	bool known;	   /* maps are trustworthy (scan, lazy read or records) */
+	bool tried;	   /* lazy /proc read done */
+	bool kthread;	   /* no address space and no exe: a kernel thread */
+	bool comm_pending; /* comm read from /proc, COMM not emitted yet */
 	char comm[HS_COMM_LEN];
 	struct hs_image *app;
 	struct hs_map *maps;

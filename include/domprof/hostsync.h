@@ -61,7 +61,10 @@ int hostsync__load_kernel(struct hostsync *hs, const char *kallsyms, const char 
 /*
  * Read /proc/<pid>/{maps,comm,exe,task} of every process that exists now and
  * emit a COMM for each task. A process that vanishes meanwhile is skipped and
- * counted (proc_skipped).
+ * counted (proc_skipped). This also marks the records as live: from then on a
+ * sample of a process no record described makes the sync stage read that
+ * process's /proc entry once (never for an imported file, which does not call
+ * this).
  */
 int hostsync__scan_proc(struct hostsync *hs, struct dp_words *out);
 

@@ -715,6 +715,7 @@ static void test_lazy_proc_read(void **state)
 	strcpy(f->dir, "/tmp/test-hostsync-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	hostsync__set_procfs(f->hs, f->dir);
+	assert_int_equal(hostsync__scan_proc(f->hs, &f->out), 0);
 	/* The process appears after the scan, with no records about it. */
 	snprintf(path, sizeof(path), "%s/55", f->dir);
 	assert_int_equal(mkdir(path, 0700), 0);
