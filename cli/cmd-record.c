@@ -252,6 +252,11 @@ int cmd_record(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
+	/* Before the lock and the session: a typo in a PID should cost nothing. */
+	if (have_pid && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+		fprintf(stderr, "domprof: no process with PID %lu\n", pid);
+		return 1;
+	}
 	if (record__events(evargs, nev, (uint32_t)freq, specs, &nspecs, err, sizeof(err)) < 0) {
 		fprintf(stderr, "domprof: %s\n", err);
 		return 2;
