@@ -170,6 +170,11 @@ static void print_summary(const struct record_summary *s, const char *dir)
 		"domprof: %" PRIu64 " samples written, %" PRIu64 " lost, %" PRIu64
 		" throttles, %" PRIu64 " dropped; session in %s\n",
 		s->samples, s->lost, s->throttled, s->dropped, dir);
+	if (s->late)
+		fprintf(stderr,
+			"domprof: %" PRIu64 " records arrived after their time was flushed (kept, "
+			"maybe out of order)\n",
+			s->late);
 }
 
 int cmd_record(int argc, char **argv)
