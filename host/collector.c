@@ -731,7 +731,12 @@ int collector__scale(const struct collector *c, unsigned idx, uint64_t *enabled,
 			continue;
 		if (read(c->fds[i].fd, v, sizeof(v)) != (ssize_t)sizeof(v))
 			continue;
-		*enabled += v[1];
+		/*
+		 * A per-task event on one CPU is "enabled" while its task runs on
+		 * any CPU but "running" only while it runs on this one: that gap
+		 * is not multiplexing, so task targets report running time only.
+		 */
+		*enabled += c->opts.target == COLLECT_ALL ? v[1] : v[2];
 		*running += v[2];
 	}
 	return 0;

@@ -95,7 +95,11 @@ int collector__wait_child(struct collector *c, int *status);
 /* Whether the command was really started (exec succeeded). */
 bool collector__child_ran(const struct collector *c);
 
-/* Sum over CPUs of time enabled/running for event idx (after stop). */
+/*
+ * Sum over CPUs of time enabled/running for event idx (after stop). For -p and
+ * -- CMD, enabled is reported equal to running (per-task, per-CPU events
+ * cannot tell multiplexing from the task running on another CPU).
+ */
 int collector__scale(const struct collector *c, unsigned idx, uint64_t *enabled, uint64_t *running);
 
 uint64_t collector__now(void); /* CLOCK_MONOTONIC ns */
