@@ -11,16 +11,16 @@ host_libdphost_a_SOURCES = \
 host_libdphost_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
 
 if HAVE_CMOCKA
-check_PROGRAMS += tests/unit/test-hostsync tests/unit/test-collector
-TESTS += tests/unit/test-hostsync tests/unit/test-collector
+check_PROGRAMS += tests/unit/test-hostsync tests/unit/test-hostsync-collector
+TESTS += tests/unit/test-hostsync tests/unit/test-hostsync-collector
 tests_unit_test_hostsync_SOURCES = tests/unit/test-hostsync.c
 tests_unit_test_hostsync_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hostsync_LDADD = host/libdphost.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) \
 	$(UNIT_LIBS)
 endif
 if HAVE_CMOCKA
-tests_unit_test_collector_SOURCES = tests/unit/test-collector.c
-tests_unit_test_collector_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_collector_LDADD = host/libdphost.a events/libdpevents.a lib/libdpcore.a \
+tests_unit_test_hostsync_collector_SOURCES = tests/unit/test-hostsync-collector.c
+tests_unit_test_hostsync_collector_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hostsync_collector_LDADD = host/libdphost.a events/libdpevents.a lib/libdpcore.a \
 	$(DW_LIBS) $(ELF_LIBS) $(PFM_LIBS) $(UNIT_LIBS)
 endif
