@@ -41,6 +41,7 @@ struct ring {
 	size_t data_size;
 	int fd;
 	uint32_t cpu;
+	bool hup; /* its event's task is gone: polling it would return at once forever */
 };
 
 struct collector {
@@ -610,16 +611,27 @@ int collector__poll(struct collector *c, int timeout_ms)
 	nfds_t n = 0;
 	int r;
 
+	unsigned slot[MAX_CPUS];
+
 	for (unsigned i = 0; i < c->ncpus_online; i++) {
-		if (!c->rings[i].base)
+		if (!c->rings[i].base || c->rings[i].hup)
 			continue;
 		pfd[n].fd = c->rings[i].fd;
 		pfd[n].events = POLLIN;
+		slot[n] = i;
 		n++;
+	}
+	if (!n) {
+		/* Other threads may still write to rings whose first task is gone. */
+		poll(NULL, 0, timeout_ms);
+		return 0;
 	}
 	r = poll(pfd, n, timeout_ms);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
+	for (nfds_t i = 0; i < n; i++)
+		if (pfd[i].revents & (POLLHUP | POLLERR))
+			c->rings[slot[i]].hup = true;
 	return r;
 }
 
@@ -690,6 +702,15 @@ int collector__child_exited(struct collector *c, int *status)
 {
 	pid_t p;
 
+	if (c->opts.target == COLLECT_PID) {
+		/* -p ends with its process, as perf record -p does. */
+		if (kill(c->opts.pid, 0) < 0 && errno == ESRCH) {
+			if (status)
+				*status = 0;
+			return 1;
+		}
+		return 0;
+	}
 	if (c->opts.target != COLLECT_CMD || c->child <= 0)
 		return -ECHILD;
 	if (!c->child_exited) {

@@ -87,7 +87,8 @@ void collector__stop(struct collector *c);
 
 /*
  * COLLECT_CMD: 1 once the child has exited (its wait status in *status), 0
- * while it runs; -ECHILD for other targets.
+ * while it runs. COLLECT_PID: 1 once the process is gone (*status 0).
+ * -ECHILD for -a.
  */
 int collector__child_exited(struct collector *c, int *status);
 /* COLLECT_CMD: SIGTERM the child if it still runs, then wait for its status. */
