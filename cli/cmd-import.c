@@ -27,15 +27,12 @@
 struct session_sink {
 	struct stream_writer *sw;
 	struct daemon *d;
-	uint64_t *carry; /* a partial item the daemon left for the next call */
-	size_t ncarry, capcarry;
 	size_t since_flush;
 	int err; /* first error, -errno */
 };
 
 static int session_feed(struct session_sink *s, const uint64_t *w, size_t n)
 {
-	size_t used = 0;
 	int ret;
 
 	if (!n)
@@ -50,44 +47,7 @@ static int session_feed(struct session_sink *s, const uint64_t *w, size_t n)
 			return ret;
 		s->since_flush = 0;
 	}
-	if (s->ncarry) {
-		/* Rare: an item split across two calls; join them. */
-		if (s->ncarry + n > s->capcarry) {
-			size_t cap = s->ncarry + n;
-			uint64_t *c = realloc(s->carry, cap * sizeof(*c));
-
-			if (!c)
-				return -ENOMEM;
-			s->carry = c;
-			s->capcarry = cap;
-		}
-		memcpy(s->carry + s->ncarry, w, n * sizeof(*w));
-		s->ncarry += n;
-		ret = daemon__process(s->d, s->carry, s->ncarry, &used);
-		if (ret < 0)
-			return ret;
-		memmove(s->carry, s->carry + used, (s->ncarry - used) * sizeof(*w));
-		s->ncarry -= used;
-		return 0;
-	}
-	ret = daemon__process(s->d, w, n, &used);
-	if (ret < 0)
-		return ret;
-	if (used < n) {
-		size_t rest = n - used;
-
-		if (rest > s->capcarry) {
-			uint64_t *c = realloc(s->carry, rest * sizeof(*c));
-
-			if (!c)
-				return -ENOMEM;
-			s->carry = c;
-			s->capcarry = rest;
-		}
-		memcpy(s->carry, w + used, rest * sizeof(*w));
-		s->ncarry = rest;
-	}
-	return 0;
+	return daemon__feed(s->d, w, n);
 }
 
 static int session_sink_fn(const uint64_t *w, size_t n, void *arg)
@@ -240,13 +200,13 @@ static int import_session(const char *path, int session_dirfd, unsigned separate
 	}
 out_daemon:
 	/* Whatever was imported before an error stays readable. */
+	daemon__end_of_stream(s.d, 0);
 	ret2 = s.d ? daemon__sync(s.d) : 0;
 	if (!ret && ret2 < 0) {
 		ret = ret2;
 		snprintf(errbuf, errlen, "writing the session metadata: %s", strerror(-ret));
 	}
 	daemon__free(s.d);
-	free(s.carry);
 out_fd:
 	close(fd);
 	return ret;
@@ -292,7 +252,8 @@ static void import_usage(FILE *f)
 		"(e.g. `perf record -a -e cpu-clock [-g]`), or a domprof saved event stream\n"
 		"(SESSION/raw/events.zst), which is replayed into a fresh session.\n\n"
 		"  --session-dir DIR  session to create (default ./%s)\n"
-		"  --separate LIST    lib,kernel,thread,cpu (or none, all), as for record\n"
+		"  --separate LIST    lib,kernel,thread,cpu (or none, all), as for record;\n"
+		"                     default: as recorded for a saved stream, none for perf.data\n"
 		"  --kallsyms FILE    kernel symbols for a perf.data (default /proc/kallsyms)\n"
 		"  --modules FILE     kernel modules (default /proc/modules, none with "
 		"--kallsyms)\n"
@@ -312,7 +273,7 @@ int cmd_import(int argc, char **argv)
 	};
 	const char *dir = DP_SESSION_DEFAULT_DIR, *file;
 	struct import_opts io = {0};
-	unsigned separate = 0;
+	unsigned separate = DP_SEP_FROM_STREAM;
 	struct import_stats st;
 	char err[1024];
 	int c, dirfd, ret;

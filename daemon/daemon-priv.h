@@ -130,6 +130,7 @@ struct daemon {
 	struct transient t;
 	struct daemon_stats stats;
 	int fatal; /* an I/O error daemon__process() must report */
+	struct dp_words carry; /* the start of an item split across daemon__feed() calls */
 
 	/* SESSION and END */
 	bool have_session, complete;

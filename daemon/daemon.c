@@ -73,7 +73,7 @@ int daemon__new(int session_dirfd, unsigned separate, struct daemon **out)
 
 	*out = NULL;
 	if (session_dirfd < 0 ||
-	    separate & ~(DP_SEP_LIB | DP_SEP_KERNEL | DP_SEP_THREAD | DP_SEP_CPU))
+	    separate & ~(DP_SEP_LIB | DP_SEP_KERNEL | DP_SEP_THREAD | DP_SEP_CPU | DP_SEP_FROM_STREAM))
 		return -EINVAL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -187,10 +187,61 @@ int daemon__process(struct daemon *d, const uint64_t *w, size_t n, size_t *consu
 	return r < 0 ? r : d->fatal;
 }
 
+/* Words the item starting at w[0] needs in all, as far as the n words present tell. */
+static size_t item_words(const uint64_t *w, size_t n)
+{
+	if (w[0] != DP_ESCAPE)
+		return 2;
+	if (n < 2)
+		return 2;
+	/* A malformed header is refused by daemon__process() once it is present. */
+	return 2 + (size_t)((w[1] >> 16) & 0xffff);
+}
+
+int daemon__feed(struct daemon *d, const uint64_t *w, size_t n)
+{
+	size_t used = 0;
+	int r;
+
+	while (d->carry.n && n) {
+		size_t need = item_words(d->carry.w, d->carry.n) - d->carry.n;
+		size_t take = need < n ? need : n;
+
+		if (!need)
+			take = 1; /* the header just arrived: go round again */
+		r = dp_words__reserve(&d->carry, take);
+		if (r < 0)
+			return r;
+		memcpy(d->carry.w + d->carry.n, w, take * sizeof(*w));
+		d->carry.n += take;
+		w += take;
+		n -= take;
+		r = daemon__process(d, d->carry.w, d->carry.n, &used);
+		memmove(d->carry.w, d->carry.w + used, (d->carry.n - used) * sizeof(*w));
+		d->carry.n -= used;
+		if (r < 0)
+			return r;
+	}
+	if (!n)
+		return 0;
+	r = daemon__process(d, w, n, &used);
+	if (used < n) {
+		int e = dp_words__reserve(&d->carry, n - used);
+
+		if (e < 0)
+			return e;
+		memcpy(d->carry.w, w + used, (n - used) * sizeof(*w));
+		d->carry.n = n - used;
+	}
+	return r;
+}
+
 void daemon__end_of_stream(struct daemon *d, size_t leftover)
 {
-	if (d && leftover)
+	if (d && (leftover || d->carry.n))
 		d->stats.bad_words++;
+	if (d)
+		dp_words__reset(&d->carry);
 }
 
 int daemon__sync(struct daemon *d)
@@ -210,5 +261,6 @@ void daemon__free(struct daemon *d)
 	daemon__sync(d);
 	sfile__free_all(d);
 	daemon__free_tables(d);
+	dp_words__fini(&d->carry);
 	free(d);
 }

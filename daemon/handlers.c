@@ -83,6 +83,9 @@ static int handle_session(struct daemon *d, const struct dp_item *it)
 	d->start_ns = a[1];
 	d->ncpus = a[2];
 	d->session_flags = a[3];
+	if (d->separate & DP_SEP_FROM_STREAM)
+		d->separate = (unsigned)(a[3] >> DP_SESSION_SEPARATE_SHIFT) &
+			      (DP_SEP_LIB | DP_SEP_KERNEL | DP_SEP_THREAD | DP_SEP_CPU);
 	d->dirty_session = true;
 	/* The marker says what it is as soon as we know; an I/O error shows at sync. */
 	dmeta__write_session(d);

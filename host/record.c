@@ -31,7 +31,6 @@ struct record {
 	struct collector *col;
 	struct hostsync *hs;
 	struct dp_words out;	 /* words of the current round */
-	struct dp_words pending; /* words the daemon has not consumed yet */
 	uint64_t start_ns;
 	bool done;
 	int child_status;
@@ -60,11 +59,10 @@ static int disk_error(struct record *r, int err, char *errbuf, size_t errlen)
 		    strerror(-err));
 }
 
-/* The words path: the saved stream always, then the daemon; a partial tail waits. */
+/* The words path: the saved stream always, then the daemon. */
 static int push(struct record *r, char *errbuf, size_t errlen)
 {
 	const struct daemon_stats *ds;
-	size_t consumed = 0;
 	int ret;
 
 	if (!r->out.n)
@@ -72,18 +70,8 @@ static int push(struct record *r, char *errbuf, size_t errlen)
 	ret = stream_writer__write(r->stream, r->out.w, r->out.n);
 	if (ret < 0)
 		return disk_error(r, ret, errbuf, errlen);
-	ret = dp_words__reserve(&r->pending, r->out.n);
-	if (ret < 0)
-		return fail(errbuf, errlen, ret, "out of memory");
-	memcpy(r->pending.w + r->pending.n, r->out.w, r->out.n * sizeof(*r->out.w));
-	r->pending.n += r->out.n;
+	ret = daemon__feed(r->daemon, r->out.w, r->out.n);
 	dp_words__reset(&r->out);
-	ret = daemon__process(r->daemon, r->pending.w, r->pending.n, &consumed);
-	if (consumed > r->pending.n)
-		consumed = r->pending.n;
-	memmove(r->pending.w, r->pending.w + consumed,
-		(r->pending.n - consumed) * sizeof(*r->pending.w));
-	r->pending.n -= consumed;
 	if (ret < 0)
 		return disk_error(r, ret, errbuf, errlen);
 	ds = daemon__stats(r->daemon);
@@ -101,7 +89,8 @@ static int emit_header(struct record *r)
 	args[0] = SESSION_VERSION;
 	args[1] = r->start_ns;
 	args[2] = collector__ncpus(c);
-	args[3] = collector__timer_mode(c) ? DP_SESSION_TIMER_MODE : 0;
+	args[3] = (collector__timer_mode(c) ? DP_SESSION_TIMER_MODE : 0) |
+		  (uint64_t)r->opts.separate << DP_SESSION_SEPARATE_SHIFT;
 	ret = dp_words__record(&r->out, DP_CODE_SESSION, args, 4);
 	for (unsigned i = 0; ret >= 0 && i < collector__nevents(c); i++) {
 		const struct collector_event *e = collector__event(c, i);
@@ -138,7 +127,6 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 	r->lock_fd = -1;
 	r->dirfd = -1;
 	dp_words__init(&r->out);
-	dp_words__init(&r->pending);
 
 	ret = session__lock_collector(&holder);
 	if (ret == -EBUSY) {
@@ -423,7 +411,6 @@ void record__free(struct record *r)
 		stream_writer__close(r->stream);
 	daemon__free(r->daemon);
 	dp_words__fini(&r->out);
-	dp_words__fini(&r->pending);
 	if (r->dirfd >= 0)
 		close(r->dirfd);
 	if (r->lock_fd >= 0)

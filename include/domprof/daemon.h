@@ -15,6 +15,8 @@
 #define DP_SEP_KERNEL (1u << 1)
 #define DP_SEP_THREAD (1u << 2)
 #define DP_SEP_CPU    (1u << 3)
+/* Take the flags from the stream's SESSION record (replaying a saved stream). */
+#define DP_SEP_FROM_STREAM (1u << 31)
 
 /* Parse "lib,kernel,thread,cpu" (also "none", "all"); -EINVAL naming nothing printed. */
 int daemon__parse_separate(const char *s, unsigned *out);
@@ -44,8 +46,15 @@ int daemon__new(int session_dirfd, unsigned separate, struct daemon **out);
  */
 int daemon__process(struct daemon *d, const uint64_t *w, size_t n, size_t *consumed);
 /*
+ * Process n words of a stream that arrives in pieces: an item split across
+ * two calls is kept by the daemon and completed by the next. Returns as
+ * daemon__process().
+ */
+int daemon__feed(struct daemon *d, const uint64_t *w, size_t n);
+/*
  * The stream ended with leftover words daemon__process() could not consume
- * (a record cut off by the end): counted in bad_words.
+ * (a record cut off by the end): counted in bad_words. daemon__feed()'s own
+ * leftover is counted too.
  */
 void daemon__end_of_stream(struct daemon *d, size_t leftover);
 /* Write metadata (meta/ files); called at the end and may be called periodically. */

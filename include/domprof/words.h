@@ -50,6 +50,9 @@ enum dp_code {
 
 /* DP_CODE_SESSION flags */
 #define DP_SESSION_TIMER_MODE (1u << 0)
+/* Bits 8..15: the --separate flags (daemon.h DP_SEP_*) the session was recorded with. */
+#define DP_SESSION_SEPARATE_SHIFT 8
+#define DP_SESSION_SEPARATE_MASK  0xffu
 
 /* Sample modes (DP_CODE_IMAGE_SWITCH). */
 enum dp_mode {
