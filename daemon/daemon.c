@@ -72,8 +72,8 @@ int daemon__new(int session_dirfd, unsigned separate, struct daemon **out)
 	int r;
 
 	*out = NULL;
-	if (session_dirfd < 0 ||
-	    separate & ~(DP_SEP_LIB | DP_SEP_KERNEL | DP_SEP_THREAD | DP_SEP_CPU | DP_SEP_FROM_STREAM))
+	if (session_dirfd < 0 || separate & ~(DP_SEP_LIB | DP_SEP_KERNEL | DP_SEP_THREAD |
+					      DP_SEP_CPU | DP_SEP_FROM_STREAM))
 		return -EINVAL;
 	d = calloc(1, sizeof(*d));
 	if (!d)

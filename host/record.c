@@ -30,7 +30,7 @@ struct record {
 	struct stream_writer *stream;
 	struct collector *col;
 	struct hostsync *hs;
-	struct dp_words out;	 /* words of the current round */
+	struct dp_words out; /* words of the current round */
 	uint64_t start_ns;
 	bool done;
 	int child_status;
