@@ -198,6 +198,9 @@ static const char *const code_names[DP_CODE_MAX] = {
 	[DP_CODE_DROPPED] = "DROPPED",
 	[DP_CODE_END] = "END",
 	[DP_CODE_EVENT_SCALE] = "EVENT_SCALE",
+	[DP_CODE_DOMAIN_THREAD] = "DOMAIN_THREAD",
+	[DP_CODE_DOMAIN_LIFE] = "DOMAIN_LIFE",
+	[DP_CODE_VCPU_WAIT] = "VCPU_WAIT",
 };
 
 const char *dp_code__name(uint32_t code)

@@ -45,6 +45,9 @@ enum dp_code {
 	DP_CODE_DROPPED = 15,	   /* [reason][count]: samples the producer could not place */
 	DP_CODE_END = 16,	   /* [end_ns] */
 	DP_CODE_EVENT_SCALE = 17,  /* [event][time_enabled][time_running]: multiplexing, summed over CPUs */
+	DP_CODE_DOMAIN_THREAD = 18, /* [domain][pid][tid][role][vcpu] str comm: a thread of its VMM */
+	DP_CODE_DOMAIN_LIFE = 19,   /* [domain][what][ns]: started, stopped, rebooted, vanished */
+	DP_CODE_VCPU_WAIT = 20,	    /* [domain][vcpu][tid][ns][wait_ns][run_ns]: deltas since the last */
 	DP_CODE_MAX,		   /* first unassigned code; new codes go above */
 };
 
@@ -66,6 +69,8 @@ enum dp_mode {
 
 /*
  * Image kinds (DP_CODE_IMAGE_DEF), which also say what a sample's offset is:
+ *   GUEST_CLASS - guest code with no image to resolve it ([guest-kernel],
+ *            [guest-user], [guest], [guest-modules]): offset = the guest pc
  *   FILE   - a file-backed ELF at an absolute path: offset = file offset
  *   KERNEL - the kernel proper: offset = pc - start (start = _stext)
  *   MODULE - a kernel module: offset = pc - module base (start)
@@ -78,6 +83,7 @@ enum dp_image_kind {
 	DP_IMAGE_MODULE = 3,
 	DP_IMAGE_ANON = 4,
 	DP_IMAGE_UNKNOWN = 5,
+	DP_IMAGE_GUEST_CLASS = 6,
 	DP_IMAGE_KIND_MAX,
 };
 
@@ -97,6 +103,36 @@ enum dp_drop_reason {
 
 /* The host is domain 0 and needs no DOMAIN_DEF. */
 #define DP_DOMAIN_HOST 0
+
+/* DP_CODE_DOMAIN_DEF flags: bit 0 tainted, bits 4..7 source, bits 8..11 accelerator. */
+#define DP_DOMAIN_TAINTED     (1u << 0)
+#define DP_DOMAIN_SOURCE_SHIFT 4
+#define DP_DOMAIN_ACCEL_SHIFT  8
+enum dp_domain_source {
+	DP_DOMAIN_SRC_LIBVIRT = 1, /* a libvirt domain */
+	DP_DOMAIN_SRC_PROC = 2,	   /* a QEMU process found through /proc (-name, -uuid) */
+	DP_DOMAIN_SRC_VMM_PID = 3, /* named by --vmm-pid NAME=PID */
+};
+enum dp_domain_accel {
+	DP_DOMAIN_ACCEL_UNKNOWN = 0,
+	DP_DOMAIN_ACCEL_KVM = 1,
+	DP_DOMAIN_ACCEL_TCG = 2,
+};
+
+/* DP_CODE_DOMAIN_THREAD roles */
+enum dp_thread_role {
+	DP_THREAD_OTHER = 0,
+	DP_THREAD_VCPU = 1, /* vcpu argument says which */
+	DP_THREAD_IO = 2,   /* an iothread */
+};
+
+/* DP_CODE_DOMAIN_LIFE what */
+enum dp_domain_life {
+	DP_LIFE_STARTED = 1, /* seen running (at discovery, or started during the session) */
+	DP_LIFE_STOPPED = 2, /* shut down or destroyed */
+	DP_LIFE_REBOOTED = 3,
+	DP_LIFE_VANISHED = 4, /* its process went away without a lifecycle event */
+};
 
 /* A growable word buffer that producers append to. */
 struct dp_words {

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vmm/: which host processes and threads belong to which domain.
+ *
+ * Sources, in order: libvirt (qemu:///system by default), then QEMU
+ * processes found through /proc (-name, -uuid) when libvirt is not
+ * installed, not running or not wanted, then --vmm-pid NAME=PID for any
+ * other VMM. Thread roles come from QEMU's thread names ("CPU n/KVM",
+ * "CPU n/TCG", "ALL CPUs/TCG", "IO iothreadN"); QMP query-cpus-fast only
+ * where names are missing, which taints the domain.
+ */
+#ifndef DOMPROF_VMM_H
+#define DOMPROF_VMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "domprof/words.h"
+
+#define VMM_NAME_MAX	  256
+#define VMM_MAX_DOMAINS	  1024
+#define VMM_MAX_THREADS	  4096 /* per domain */
+#define VMM_MAX_VMM_PIDS  64
+
+struct vmm_thread {
+	pid_t tid;
+	enum dp_thread_role role;
+	int vcpu; /* DP_THREAD_VCPU: its index; else -1 */
+	char comm[16];
+};
+
+struct vmm_domain {
+	uint32_t id; /* domain id in the event buffer, from 1, never reused in a session */
+	char name[VMM_NAME_MAX];
+	uint8_t uuid[16];
+	bool has_uuid;
+	pid_t pid; /* the VMM process */
+	enum dp_domain_source source;
+	enum dp_domain_accel accel;
+	bool tainted;
+	bool running;
+	unsigned nthreads;
+	struct vmm_thread *threads;
+	char agent_socket[256]; /* host end of org.domprof.agent.0, "" if none (later issue) */
+};
+
+struct vmm_pid_arg {
+	char name[VMM_NAME_MAX];
+	pid_t pid;
+};
+
+struct vmm_opts {
+	const char *uri;  /* NULL: qemu:///system */
+	bool no_libvirt;  /* --no-libvirt */
+	const struct vmm_pid_arg *vmm_pids;
+	unsigned nvmm_pids;
+	const char *procfs; /* NULL: /proc (tests point it elsewhere) */
+};
+
+enum vmm_event_type {
+	VMM_EV_STARTED = 1, /* a domain found at start or started since: DOMAIN_DEF + threads */
+	VMM_EV_STOPPED,	    /* shut down or destroyed (libvirt) */
+	VMM_EV_REBOOTED,
+	VMM_EV_VANISHED, /* its process is gone without a lifecycle event */
+	VMM_EV_THREADS,	 /* its thread list changed */
+};
+
+struct vmm_event {
+	enum vmm_event_type type;
+	uint64_t time_ns; /* CLOCK_MONOTONIC when it was seen */
+	const struct vmm_domain *dom;
+};
+
+typedef void (*vmm_event_cb)(const struct vmm_event *ev, void *arg);
+
+struct vmm;
+
+/*
+ * Connect (or fall back) and find the domains running now; their
+ * VMM_EV_STARTED events come from the first vmm__poll(). errbuf gets one
+ * line for a fatal error: a --vmm-pid that does not exist or is not a VMM
+ * process, a --connect URI that does not answer (an explicit URI is not
+ * silently replaced by /proc).
+ */
+int vmm__new(const struct vmm_opts *opts, struct vmm **out, char *errbuf, size_t errlen);
+/* One line for the user when a fallback was taken ("libvirt not running: ..."), or "". */
+const char *vmm__notice(const struct vmm *v);
+/*
+ * Look again: lifecycle events, new and vanished domains, thread lists.
+ * Cheap enough to call every 100-500 ms. Calls cb for each change.
+ */
+int vmm__poll(struct vmm *v, vmm_event_cb cb, void *arg);
+/* The domain whose VMM process is tgid, or NULL. */
+const struct vmm_domain *vmm__domain_of(const struct vmm *v, pid_t tgid);
+/* Frees; NULL is fine. */
+void vmm__free(struct vmm *v);
+
+#endif
