@@ -224,6 +224,17 @@ static int mangle_unbounded(const struct mangle_image *im, char *out, size_t cap
 	case DP_IMAGE_UNKNOWN:
 		r = append(out, cap, &pos, "{anon:unknown}/[unknown]", 24);
 		break;
+	case DP_IMAGE_GUEST_CLASS: {
+		/* Xenoprof's generic classes: one file per class, keyed by guest pc. */
+		struct piece pc = {im->name, im->len};
+
+		r = append(out, cap, &pos, "{anon:guest}/", 13);
+		if (r == 0 && im->len == 0)
+			r = append(out, cap, &pos, "[guest]", 7);
+		else if (r == 0)
+			r = escape_pieces(&pc, 1, true, out, cap, &pos);
+		break;
+	}
 	default:
 		return -EINVAL;
 	}
