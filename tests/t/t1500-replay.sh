@@ -30,9 +30,9 @@ test_expect_success 'the replay'"'"'s own stream replays to the same files again
 	domprof import replay/raw/events.zst --session-dir replay2 &&
 	diff -r s/samples replay2/samples
 '
-test_expect_success 'a --separate thread,cpu session replays identically too' '
+test_expect_success 'a --separate thread,cpu session replays identically with the same --separate' '
 	domprof record --separate thread,cpu --session-dir t -- storm 20 2 >/dev/null 2>&1 &&
-	domprof import t/raw/events.zst --session-dir treplay &&
+	domprof import t/raw/events.zst --separate thread,cpu --session-dir treplay &&
 	diff -r t/samples treplay/samples &&
 	[ -n "$(find t/samples -type f | head -n 1)" ]
 '
