@@ -1,0 +1,1 @@
+# tests/guest/: the test-guest harness and the KVM VMM fixture.
