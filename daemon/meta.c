@@ -191,6 +191,7 @@ static const char *kind_name(enum dp_image_kind kind)
 		[DP_IMAGE_FILE] = "file",	[DP_IMAGE_KERNEL] = "kernel",
 		[DP_IMAGE_MODULE] = "module",	[DP_IMAGE_ANON] = "anon",
 		[DP_IMAGE_UNKNOWN] = "unknown",
+		[DP_IMAGE_GUEST_CLASS] = "guest-class",
 	};
 
 	return (unsigned)kind < DP_IMAGE_KIND_MAX && names[kind] ? names[kind] : "unknown";

@@ -296,9 +296,12 @@ struct sfile *sfile__lookup(struct daemon *d, uint32_t event)
 		.cpu = k.cpu,
 		.separate = d->separate,
 	};
+	/* A domain's guest code and the VMM overhead it causes are separate trees. */
 	if (t->domain_slot)
-		plen = (size_t)snprintf(path, sizeof(path), "%s/",
-					daemon__domain_dir(d, t->domain_slot));
+		plen = (size_t)snprintf(
+			path, sizeof(path), "%s/%s", daemon__domain_dir(d, t->domain_slot),
+			t->mode == DP_MODE_HOST_KERNEL || t->mode == DP_MODE_HOST_USER ? "vmm/"
+										       : "");
 	plen += (size_t)snprintf(path + plen, sizeof(path) - plen, "samples/current/");
 	r = mangle__sample(&ms, path + plen, sizeof(path) - plen);
 	if (r < 0) {

@@ -14,6 +14,7 @@
 
 #include <linux/perf_event.h>
 
+#include "domprof/hash.h"
 #include "domprof/hostsync.h"
 #include "host/internal.h"
 
@@ -32,6 +33,12 @@ struct hs_rec {
 struct hs_id {
 	uint64_t id;
 	uint32_t idx;
+};
+
+struct hs_dom {
+	uint32_t tgid;
+	uint32_t domain;
+	uint8_t accel; /* enum dp_domain_accel */
 };
 
 struct hostsync {
@@ -54,9 +61,13 @@ struct hostsync {
 	uint64_t cpu_time[HS_CPU_MAX]; /* last time seen per CPU, for records without one */
 	size_t trailer_size;
 
+	/* Which processes are domains' VMMs: open addressing by tgid, 0 = empty. */
+	struct hs_dom *doms;
+	size_t ndoms, domsize;
+
 	/* What the words emitted so far have set. */
 	bool have_cpu, have_task, have_image, have_time;
-	uint32_t cur_cpu, cur_tgid, cur_tid, cur_app, cur_img, cur_mode;
+	uint32_t cur_cpu, cur_tgid, cur_tid, cur_app, cur_img, cur_mode, cur_dom;
 	uint64_t last_time;
 	uint64_t pend_no_task, pend_bad;
 };
@@ -124,10 +135,65 @@ void hostsync__free(struct hostsync *hs)
 		free(hs->heap[i]);
 	free(hs->heap);
 	free(hs->ids);
+	free(hs->doms);
 	kernel__fini(&hs->kernel);
 	procs__fini(&hs->procs);
 	images__fini(&hs->images);
 	free(hs);
+}
+
+static size_t dom_slot(const struct hostsync *hs, uint32_t tgid)
+{
+	size_t mask = hs->domsize - 1, i = (size_t)hash_mix64(tgid) & mask;
+
+	while (hs->doms[i].tgid && hs->doms[i].tgid != tgid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static const struct hs_dom *dom_find(const struct hostsync *hs, uint32_t tgid)
+{
+	const struct hs_dom *e;
+
+	if (!hs->ndoms || !tgid)
+		return NULL;
+	e = &hs->doms[dom_slot(hs, tgid)];
+	return e->tgid ? e : NULL;
+}
+
+int hostsync__set_domain(struct hostsync *hs, uint32_t tgid, uint32_t domain,
+			 enum dp_domain_accel accel)
+{
+	struct hs_dom *e;
+
+	if (!tgid)
+		return -EINVAL;
+	/* Keep the table at most half full; entries are never removed, only re-pointed. */
+	if (2 * (hs->ndoms + 1) > hs->domsize) {
+		size_t oldsize = hs->domsize, size = oldsize ? 2 * oldsize : 64;
+		struct hs_dom *old = hs->doms;
+
+		if (size > HS_DOMAINS_MAX * 4)
+			return -ENOSPC;
+		hs->doms = calloc(size, sizeof(*hs->doms));
+		if (!hs->doms) {
+			hs->doms = old;
+			return -ENOMEM;
+		}
+		hs->domsize = size;
+		for (size_t i = 0; i < oldsize; i++)
+			if (old[i].tgid)
+				hs->doms[dom_slot(hs, old[i].tgid)] = old[i];
+		free(old);
+	}
+	e = &hs->doms[dom_slot(hs, tgid)];
+	if (!e->tgid) {
+		e->tgid = tgid;
+		hs->ndoms++;
+	}
+	e->domain = domain;
+	e->accel = (uint8_t)accel;
+	return 0;
 }
 
 void hostsync__set_procfs(struct hostsync *hs, const char *root)
@@ -660,8 +726,8 @@ static int do_fork_exit(struct hostsync *hs, const uint8_t *d, size_t len, bool 
 	return 0;
 }
 
-static int emit_context(struct hostsync *hs, const struct hs_rec *r, uint32_t tgid, uint32_t tid,
-			struct hs_image *app, struct hs_image *img, uint32_t mode,
+static int emit_context(struct hostsync *hs, const struct hs_rec *r, uint32_t dom, uint32_t tgid,
+			uint32_t tid, struct hs_image *app, struct hs_image *img, uint32_t mode,
 			struct dp_words *out)
 {
 	uint64_t args[3];
@@ -683,6 +749,13 @@ static int emit_context(struct hostsync *hs, const struct hs_rec *r, uint32_t tg
 			return ret;
 		hs->have_time = true;
 		hs->last_time = r->time;
+	}
+	if (hs->cur_dom != dom) {
+		args[0] = dom;
+		ret = dp_words__record(out, DP_CODE_DOMAIN_SWITCH, args, 1);
+		if (ret < 0)
+			return ret;
+		hs->cur_dom = dom;
 	}
 	if (app) {
 		ret = images__define(app, out);
@@ -723,10 +796,27 @@ static struct hs_image *unknown_image(struct hostsync *hs)
 	return images__special(&hs->images, DP_IMAGE_UNKNOWN, "[unknown]", 0, 0);
 }
 
+/* Guest code the host side cannot resolve yet: one class per mode, keyed by guest pc. */
+static struct hs_image *guest_class(struct hostsync *hs, uint32_t mode)
+{
+	const char *name = mode == DP_MODE_GUEST_KERNEL ? "[guest-kernel]"
+			   : mode == DP_MODE_GUEST_USER ? "[guest-user]"
+							: "[guest]";
+
+	return images__special(&hs->images, DP_IMAGE_GUEST_CLASS, name, 0, 0);
+}
+
+/* TCG's translated code lives in QEMU's anonymous executable memory. */
+static bool is_code_buffer(const struct hs_image *img)
+{
+	return img && img->kind == DP_IMAGE_ANON && img->name[0] != '[';
+}
+
 static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_words *out)
 {
 	struct hs_image *img = NULL, *app = NULL;
 	struct hs_proc *proc = NULL;
+	const struct hs_dom *dom = NULL;
 	uint16_t cpumode = get16(r->data + 4) & PERF_RECORD_MISC_CPUMODE_MASK;
 	struct hs_sample s;
 	uint64_t offset = 0;
@@ -742,8 +832,10 @@ static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_word
 		hs->pend_bad++;
 		return -EBADMSG;
 	}
-	if (s.pid)
+	if (s.pid) {
 		proc = proc_lookup(hs, s.pid, out);
+		dom = dom_find(hs, s.pid);
+	}
 
 	switch (cpumode) {
 	case PERF_RECORD_MISC_KERNEL:
@@ -770,14 +862,27 @@ static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_word
 		break;
 	case PERF_RECORD_MISC_GUEST_KERNEL:
 	case PERF_RECORD_MISC_GUEST_USER:
-		/* Guest symbolisation comes with later issues: counted, [unknown] for now. */
+		/* The guest pc is the key: guest images come with later issues. */
 		mode = cpumode == PERF_RECORD_MISC_GUEST_KERNEL ? DP_MODE_GUEST_KERNEL
 								: DP_MODE_GUEST_USER;
+		img = guest_class(hs, mode);
+		if (!img)
+			return -ENOMEM;
+		offset = s.ip;
 		hs->st.guest++;
 		break;
 	default:
 		mode = s.ip >> 63 ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER;
 		break;
+	}
+	if (dom && mode == DP_MODE_HOST_USER && dom->accel != DP_DOMAIN_ACCEL_KVM &&
+	    is_code_buffer(img)) {
+		mode = DP_MODE_GUEST;
+		img = guest_class(hs, mode);
+		if (!img)
+			return -ENOMEM;
+		offset = s.ip;
+		hs->st.guest++;
 	}
 	if (!img) {
 		img = unknown_image(hs);
@@ -796,7 +901,8 @@ static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_word
 	} else if (!s.pid) {
 		app = hs->kernel.kimg; /* the idle task */
 	}
-	ret = emit_context(hs, r, s.pid, s.tid, app, img, mode, out);
+	ret = emit_context(hs, r, dom ? dom->domain : DP_DOMAIN_HOST, s.pid, s.tid, app, img, mode,
+			   out);
 	if (ret < 0)
 		return ret;
 	ret = dp_words__sample(out, offset, (uint32_t)idx);

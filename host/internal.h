@@ -18,6 +18,7 @@
 #define HS_LINE_MAX    8192
 #define HS_TASKS_MAX   65536 /* threads read per process by the /proc scan */
 #define HS_COMM_LEN    16
+#define HS_DOMAINS_MAX 65536 /* VMM processes mapped to domains */
 
 struct hs_image {
 	uint32_t id;

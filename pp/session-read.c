@@ -440,7 +440,7 @@ static enum dp_image_kind kind__parse(const char *s)
 	static const char *const names[] = {
 		[DP_IMAGE_FILE] = "file",	[DP_IMAGE_KERNEL] = "kernel",
 		[DP_IMAGE_MODULE] = "module",	[DP_IMAGE_ANON] = "anon",
-		[DP_IMAGE_UNKNOWN] = "unknown",
+		[DP_IMAGE_UNKNOWN] = "unknown", [DP_IMAGE_GUEST_CLASS] = "guest-class",
 	};
 
 	for (int k = DP_IMAGE_FILE; k < DP_IMAGE_KIND_MAX; k++)
@@ -582,6 +582,9 @@ static void image__derive(struct pp_image *im, bool guest)
 	} else if (!strncmp(r, "{kern}/", 7)) {
 		im->kind = DP_IMAGE_MODULE;
 		n = strdup(r + 7);
+	} else if (!strncmp(r, "{anon:guest}/", 13)) {
+		im->kind = DP_IMAGE_GUEST_CLASS;
+		n = strdup(r + 13);
 	} else if (!strcmp(r, "{anon:unknown}/[unknown]")) {
 		im->kind = DP_IMAGE_UNKNOWN;
 		n = strdup("[unknown]");
@@ -597,7 +600,13 @@ static void image__derive(struct pp_image *im, bool guest)
 	if (n)
 		unmangle(n);
 	im->name = n;
-	if (im->kind == DP_IMAGE_KERNEL || im->kind == DP_IMAGE_MODULE)
+	if (im->kind == DP_IMAGE_GUEST_CLASS)
+		im->mode = strdup(!strcmp(r + 13, "[guest-kernel]") ||
+						  !strcmp(r + 13, "[guest-modules]")
+					  ? "guest-kernel"
+				  : !strcmp(r + 13, "[guest-user]") ? "guest-user"
+								    : "guest");
+	else if (im->kind == DP_IMAGE_KERNEL || im->kind == DP_IMAGE_MODULE)
 		im->mode = strdup(guest ? "guest-kernel" : "host-kernel");
 	else
 		im->mode = strdup(guest ? "guest-user" : "host-user");

@@ -79,6 +79,16 @@ int hostsync__flush(struct hostsync *hs, uint64_t horizon, struct dp_words *out)
 
 const struct hostsync_stats *hostsync__stats(const struct hostsync *hs);
 
+/*
+ * From now on, samples of process tgid belong to domain (DP_DOMAIN_HOST to
+ * undo), also those still queued: host-mode samples are the domain's VMM
+ * overhead, guest-mode ones its guest code; under TCG (or an unknown
+ * accelerator) host-user samples in anonymous executable memory are its
+ * translated guest code (mode guest).
+ */
+int hostsync__set_domain(struct hostsync *hs, uint32_t tgid, uint32_t domain,
+			 enum dp_domain_accel accel);
+
 /* Read processes from another procfs root than /proc (tests); NULL restores /proc. */
 void hostsync__set_procfs(struct hostsync *hs, const char *root);
 

@@ -564,16 +564,72 @@ static void test_lost_throttle_guest(void **state)
 	trailer(&r, 0, 0, 8, 1);
 	finish(&r);
 	q(f, 1, &r);
-	/* Guest-mode samples: guest mode, [unknown] image, counted. */
+	/* Guest-mode samples of no known domain: guest mode, guest-class image keyed by pc. */
 	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401000, 0, 0, 9, 1);
 	q(f, 1, &r);
 	flush_expect(f, UINT64_MAX,
 		     "LOST 0x1 0x11; LOST 0 0x3; THROTTLE 0x1 0x1; "
 		     "CPU_SWITCH 0x1; TIME 0x9; TASK_SWITCH 0 0 0; "
-		     "IMAGE_DEF 0x1 0x5 0 0 0 0 0 0 0 '[unknown]'; IMAGE_SWITCH 0x1 0x4; S 0 0; ");
+		     "IMAGE_DEF 0x1 0x6 0 0 0 0 0 0 0 '[guest-user]'; IMAGE_SWITCH 0x1 0x4; "
+		     "S 0x401000 0; ");
 	assert_int_equal(hostsync__stats(f->hs)->lost, 20);
 	assert_int_equal(hostsync__stats(f->hs)->throttled, 1);
 	assert_int_equal(hostsync__stats(f->hs)->guest, 1);
+}
+
+/*
+ * A domain's VMM process: guest-mode samples are its guest code, host-mode
+ * ones its VMM overhead, and under TCG its anonymous code buffer is guest
+ * code. The domain may be set after the samples were queued.
+ */
+static void test_domain_attribution(void **state)
+{
+	struct fx *f = *state;
+	struct rec r;
+
+	mmap2_file(&r, 100, 0x400000, 0x2000, 0, "/nonexistent/bin/qemu", 1);
+	q(f, 0, &r);
+	mmap2(&r, 100, 0x7f0000000000, 0x100000, 0, PROT_EXEC, "//anon", 6, NULL, 0, 2, 0);
+	q(f, 0, &r);
+	mmap2_file(&r, 300, 0x400000, 0x2000, 0, "/nonexistent/bin/other", 3);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401000, 100, 101, 10, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400010, 100, 101, 11, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x7f0000000040, 100, 101, 12, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400020, 300, 300, 13, 0);
+	q(f, 0, &r);
+	/* Known only after its samples were queued: they still go to the domain. */
+	assert_int_equal(hostsync__set_domain(f->hs, 100, 3, DP_DOMAIN_ACCEL_TCG), 0);
+	flush_expect(
+		f, UINT64_MAX,
+		"CPU_SWITCH 0; TIME 0xa; DOMAIN_SWITCH 0x3; " FILEDEF(
+			"0x1",
+			"/nonexistent/bin/qemu") "TASK_SWITCH 0x64 0x65 0x1; "
+						 "IMAGE_DEF 0x4 0x6 0 0 0 0 0 0 0 '[guest-user]'; "
+						 "IMAGE_SWITCH 0x4 0x4; "
+						 "S 0x401000 0; IMAGE_SWITCH 0x1 0x2; S 0x10 0; "
+						 "IMAGE_DEF 0x5 0x6 0 0 0 0 0 0 0 '[guest]'; "
+						 "IMAGE_SWITCH 0x5 0x5; "
+						 "S 0x7f0000000040 0; DOMAIN_SWITCH 0; " FILEDEF(
+							 "0x3",
+							 "/nonexistent/bin/other") "TASK_SWITCH "
+										   "0x12c 0x12c "
+										   "0x3; "
+										   "IMAGE_SWITCH "
+										   "0x3 0x2; S "
+										   "0x20 0; ");
+	/* Under KVM the anonymous memory is the VMM's own (a JIT, say): overhead. */
+	assert_int_equal(hostsync__set_domain(f->hs, 100, 3, DP_DOMAIN_ACCEL_KVM), 0);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x7f0000000040, 100, 101, 20, 0);
+	q(f, 0, &r);
+	flush_expect(f, UINT64_MAX,
+		     "DOMAIN_SWITCH 0x3; TASK_SWITCH 0x64 0x65 0x1; "
+		     "IMAGE_DEF 0x2 0x4 0 0 0 0 0 0x7f0000000000 0x7f0000100000 '//anon'; "
+		     "IMAGE_SWITCH 0x2 0x2; S 0x40 0; ");
+	assert_int_equal(hostsync__set_domain(f->hs, 0, 3, DP_DOMAIN_ACCEL_KVM), -EINVAL);
 }
 
 static void test_garbage_counted_and_skipped(void **state)
@@ -764,13 +820,21 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
-		T(test_mmap2_sample_exact_words), T(test_build_id_from_mmap2),
-		T(test_anon_vdso_and_unknown),	  T(test_fork_copies_maps_exec_clears),
-		T(test_exit_drops_process),	  T(test_time_order_across_cpus),
-		T(test_time_once_per_ms),	  T(test_kernel_and_modules),
-		T(test_lost_throttle_guest),	  T(test_garbage_counted_and_skipped),
-		T(test_hostile_filename_bounded), T(test_scan_fake_proc),
-		T(test_lazy_proc_read),		  T(test_real_build_id),
+		T(test_mmap2_sample_exact_words),
+		T(test_build_id_from_mmap2),
+		T(test_anon_vdso_and_unknown),
+		T(test_fork_copies_maps_exec_clears),
+		T(test_exit_drops_process),
+		T(test_time_order_across_cpus),
+		T(test_time_once_per_ms),
+		T(test_kernel_and_modules),
+		T(test_lost_throttle_guest),
+		T(test_domain_attribution),
+		T(test_garbage_counted_and_skipped),
+		T(test_hostile_filename_bounded),
+		T(test_scan_fake_proc),
+		T(test_lazy_proc_read),
+		T(test_real_build_id),
 #undef T
 	};
 
