@@ -41,18 +41,20 @@ test_expect_success 'report --symbols --format csv still reads it, with samples'
 '
 test_expect_success 'the sample files are whole OProfile odb files' '
 	find disk/s/samples -type f >files &&
+	echo "$(wc -l <files) sample files" &&
 	[ -s files ] &&
-	while read -r f; do
-		python3 - "$f" <<-\PY || exit 1
-		import os, struct, sys
-		p = sys.argv[1]
-		d = open(p, "rb").read()
-		if d[:4] != b"DAE\n":
-		    sys.exit(p + ": bad magic")
-		size, cur = struct.unpack_from("<II", d, 72)
-		if len(d) != 72 + 32 + size * 20 or not 1 <= cur <= size:
-		    sys.exit(p + ": size %d does not match its table (%d, %d)" % (len(d), size, cur))
-		PY
-	done <files
+	python3 - files <<-\PY
+	import struct, sys
+	bad = 0
+	for p in open(sys.argv[1]).read().splitlines():
+	    d = open(p, "rb").read()
+	    if d[:4] != b"DAE\n":
+	        print(p + ": bad magic"); bad += 1; continue
+	    size, cur = struct.unpack_from("<II", d, 72)
+	    if len(d) != 72 + 32 + size * 20 or not 1 <= cur <= size:
+	        print(p + ": size %d does not match its table (%d, %d)" % (len(d), size, cur))
+	        bad += 1
+	sys.exit(1 if bad else 0)
+	PY
 '
 test_done
