@@ -19,6 +19,9 @@ domprof=$top_builddir/cli/domprof
 split=$top_builddir/tests/workloads/split
 busy=$top_builddir/tests/workloads/busy
 measure="python3 $top_srcdir/bench/measure.py"
+for b in "$domprof" "$split" "$busy" "$top_builddir/bench/gen-stream"; do
+	[ -x "$b" ] || { echo "bench: $b is not built (make bench builds it)" >&2; exit 1; }
+done
 work=$(mktemp -d "${TMPDIR:-/tmp}/domprof-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
@@ -50,7 +53,7 @@ if "$top_builddir/bench/gen-stream" "$work/stream.zst" "$samples" "$split" \
 		$measure rep10m.t "$domprof" report --session-dir ingest --symbols 2>/dev/null
 		row "    report --symbols of those samples" "$(secs3 rep10m.t) s" "-" "-" "-"
 	else
-		row "(a) ingest, import of a saved stream" "FAILED: $(head -c 60 ingest.err)" "" "" ""
+		row "(a) ingest, import of a saved stream" "FAILED: $(head -n 1 ingest.err | cut -c1-60)" "" "" ""
 	fi
 else
 	row "(a) ingest" "gen-stream failed" "" "" ""
@@ -73,7 +76,7 @@ if command -v perf >/dev/null && [ "$(id -u)" = 0 ]; then
 		row "(b) report --symbols vs perf report (${n:-?} samples)" "$dpt s" "perf $pt s" \
 			"$(calc %.1fx "$pt / ($dpt > 0 ? $dpt : 1e-6)")" ">= 20x"
 	else
-		row "(b) report vs perf report" "import failed: $(head -c 40 import.err)" "" "" ""
+		row "(b) report vs perf report" "import failed: $(head -n 1 import.err | cut -c1-40)" "" "" ""
 	fi
 else
 	row "(b) report vs perf report" "skipped: needs root and perf" "" "" ""
