@@ -18,10 +18,10 @@
 
 #include "domprof/words.h"
 
-#define VMM_NAME_MAX	  256
-#define VMM_MAX_DOMAINS	  1024
-#define VMM_MAX_THREADS	  4096 /* per domain */
-#define VMM_MAX_VMM_PIDS  64
+#define VMM_NAME_MAX	 256
+#define VMM_MAX_DOMAINS	 1024
+#define VMM_MAX_THREADS	 4096 /* per domain */
+#define VMM_MAX_VMM_PIDS 64
 
 struct vmm_thread {
 	pid_t tid;
@@ -43,6 +43,10 @@ struct vmm_domain {
 	unsigned nthreads;
 	struct vmm_thread *threads;
 	char agent_socket[256]; /* host end of org.domprof.agent.0, "" if none (later issue) */
+	/* One "ALL CPUs/TCG" thread runs every vCPU (single-threaded TCG); it is vCPU 0. */
+	bool single_tcg_thread;
+	/* More than VMM_MAX_THREADS threads: the list holds the first ones only. */
+	bool threads_truncated;
 };
 
 struct vmm_pid_arg {
@@ -50,9 +54,19 @@ struct vmm_pid_arg {
 	pid_t pid;
 };
 
+/*
+ * Parse "NAME=PID" (--vmm-pid) and check against /proc that PID exists and
+ * is a VMM process (a KVM VM file descriptor, or a known VMM binary).
+ * 0, or -EINVAL / -ESRCH with one line in errbuf.
+ */
+int vmm__parse_vmm_pid(const char *arg, struct vmm_pid_arg *out, char *errbuf, size_t errlen);
+/* The same against another procfs root (tests). */
+int vmm__parse_vmm_pid_at(const char *procfs, const char *arg, struct vmm_pid_arg *out,
+			  char *errbuf, size_t errlen);
+
 struct vmm_opts {
-	const char *uri;  /* NULL: qemu:///system */
-	bool no_libvirt;  /* --no-libvirt */
+	const char *uri; /* NULL: qemu:///system */
+	bool no_libvirt; /* --no-libvirt */
 	const struct vmm_pid_arg *vmm_pids;
 	unsigned nvmm_pids;
 	const char *procfs; /* NULL: /proc (tests point it elsewhere) */
@@ -91,8 +105,26 @@ const char *vmm__notice(const struct vmm *v);
  * Cheap enough to call every 100-500 ms. Calls cb for each change.
  */
 int vmm__poll(struct vmm *v, vmm_event_cb cb, void *arg);
-/* The domain whose VMM process is tgid, or NULL. */
+/*
+ * The domain whose VMM process is tgid, or NULL. A stopped or vanished
+ * domain stays known (running = false) for VMM_STOPPED_GRACE_NS after it
+ * stopped, so that late samples still find it, unless a new domain takes
+ * the pid. O(1): a hash over the pids.
+ *
+ * Pointers to a domain stay valid while it runs and until a vmm__poll()
+ * after its grace period. Not thread-safe: call vmm__poll() and the
+ * lookups from one thread, or guard them together.
+ */
 const struct vmm_domain *vmm__domain_of(const struct vmm *v, pid_t tgid);
+#define VMM_STOPPED_GRACE_NS (5ull * 1000000000ull)
+/* The role of thread tid in d (binary search), or NULL when it is not one of d's threads. */
+const struct vmm_thread *vmm_domain__thread(const struct vmm_domain *d, pid_t tid);
+/* All domains known now (running, and stopped ones within their grace period), in id order. */
+unsigned vmm__ndomains(const struct vmm *v);
+const struct vmm_domain *vmm__domain_at(const struct vmm *v, unsigned i);
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" into out[37]. */
+void vmm__uuid_str(const uint8_t uuid[16], char out[37]);
+const char *vmm_event_type__name(enum vmm_event_type t);
 /* Frees; NULL is fine. */
 void vmm__free(struct vmm *v);
 
