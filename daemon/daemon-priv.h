@@ -20,6 +20,10 @@
 #define DAEMON_MAX_KMODS      (1u << 16)
 #define DAEMON_MAX_TASKS      (1u << 20)
 #define DAEMON_MAX_NAME_BYTES (256u << 20)
+/* Per domain: VMM threads kept, lifecycle events kept, vCPU indices (and vCPU threads). */
+#define DAEMON_MAX_DOMAIN_THREADS 4096
+#define DAEMON_MAX_DOMAIN_LIFE	  256
+#define DAEMON_MAX_VCPUS	  1024
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -38,6 +42,41 @@ struct image {
 	struct image *next;
 };
 
+/* A thread of a domain's VMM process (DOMAIN_THREAD); the latest record per tid wins. */
+struct dthread {
+	uint32_t pid, tid;
+	uint32_t role;
+	int32_t vcpu; /* -1 unless role is vCPU */
+	char *comm;
+	size_t len;
+};
+
+struct dlife {
+	uint64_t ns;
+	uint32_t what;
+};
+
+/* VCPU_WAIT deltas summed per (vcpu, tid). */
+struct dwait {
+	uint32_t vcpu, tid;
+	uint64_t wait_ns, run_ns;
+};
+
+/* What meta/domain, meta/threads and meta/vcpu-wait of one domain directory say. */
+struct dommeta {
+	struct dthread *threads; /* sorted by tid */
+	size_t nthreads, capthreads;
+	struct dlife life[DAEMON_MAX_DOMAIN_LIFE];
+	size_t nlife;
+	uint64_t life_dropped;
+	struct dwait *waits; /* sorted by (vcpu, tid) */
+	size_t nwaits, capwaits;
+	uint32_t pid;
+	bool started, stopped;
+	uint64_t started_ns, stopped_ns;
+	bool dirty_domain, dirty_threads, dirty_wait;
+};
+
 struct domain {
 	uint64_t id, uuid_hi, uuid_lo, flags;
 	char *name;
@@ -46,6 +85,8 @@ struct domain {
 	char *dir;   /* "domains/<mangled uname>" */
 	/* Domains sharing a directory share a slot, so one file is never opened twice. */
 	uint32_t slot;
+	/* Only in the domain that owns its slot (domains[slot]); NULL in the others. */
+	struct dommeta *meta;
 };
 
 struct event {
@@ -129,7 +170,7 @@ struct daemon {
 	unsigned separate;
 	struct transient t;
 	struct daemon_stats stats;
-	int fatal; /* an I/O error daemon__process() must report */
+	int fatal;	       /* an I/O error daemon__process() must report */
 	struct dp_words carry; /* the start of an item split across daemon__feed() calls */
 
 	/* SESSION and END */
@@ -168,6 +209,7 @@ struct daemon {
 	uint64_t throttled_cpu[DAEMON_MAX_CPUS];
 
 	bool dirty_session, dirty_events, dirty_images, dirty_kallsyms, dirty_tasks;
+	bool dirty_domains; /* some dommeta has a dirty flag */
 };
 
 /* handlers.c: one record; -EBADMSG for a bad record (the caller counts), other -errno fatal. */

@@ -191,21 +191,39 @@ static int handle_domain_def(struct daemon *d, const struct dp_item *it)
 	}
 	memcpy(dom->name, name, len + 1);
 	dom->slot = (uint32_t)slot;
+	if (slot == d->ndomains) {
+		dom->meta = calloc(1, sizeof(*dom->meta));
+		if (!dom->meta) {
+			free(dom->name);
+			free(dom->uname);
+			free(dom->dir);
+			return -ENOMEM;
+		}
+	}
 	d->ndomains++;
+	/* Another id of a known directory may change its flags (taint, accelerator). */
+	d->domains[slot].meta->dirty_domain = true;
+	d->dirty_domains = true;
 	return 0;
+}
+
+static struct domain *domain_by_id(const struct daemon *d, uint64_t id)
+{
+	for (size_t i = 0; i < d->ndomains; i++)
+		if (d->domains[i].id == id)
+			return &d->domains[i];
+	return NULL;
 }
 
 static int handle_domain_switch(struct daemon *d, const struct dp_item *it)
 {
-	const struct domain *dom = NULL;
+	const struct domain *dom;
 	uint32_t slot = 0;
 
 	if (it->nargs != 1)
 		return -EBADMSG;
 	if (it->args[0] != DP_DOMAIN_HOST) {
-		for (size_t i = 0; i < d->ndomains && !dom; i++)
-			if (d->domains[i].id == it->args[0])
-				dom = &d->domains[i];
+		dom = domain_by_id(d, it->args[0]);
 		if (!dom)
 			return -EBADMSG;
 		slot = dom->slot + 1;
@@ -605,6 +623,186 @@ static int handle_event_scale(struct daemon *d, const struct dp_item *it)
 	return 0;
 }
 
+/* The metadata of the directory of a guest domain id; NULL for the host or an unknown id. */
+static struct dommeta *dommeta_of(const struct daemon *d, uint64_t id)
+{
+	const struct domain *dom;
+
+	if (id == DP_DOMAIN_HOST)
+		return NULL;
+	dom = domain_by_id(d, id);
+	return dom ? d->domains[dom->slot].meta : NULL;
+}
+
+static size_t thread_pos(const struct dommeta *m, uint32_t tid, bool *found)
+{
+	size_t lo = 0, hi = m->nthreads;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < m->nthreads && m->threads[lo].tid == tid;
+	return lo;
+}
+
+static int handle_domain_thread(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	struct dommeta *m;
+	struct dthread *t;
+	const char *unused;
+	size_t len, pos;
+	bool found;
+	char *comm;
+
+	if (it->nargs < 6 || a[1] == 0 || a[1] >= UINT32_MAX || a[2] == 0 || a[2] >= UINT32_MAX ||
+	    a[3] > DP_THREAD_IO || (a[3] == DP_THREAD_VCPU && a[4] >= DAEMON_MAX_VCPUS))
+		return -EBADMSG;
+	if (record_str(it, 5, &unused, &len) < 0)
+		return -EBADMSG;
+	m = dommeta_of(d, a[0]);
+	if (!m)
+		return -EBADMSG;
+	pos = thread_pos(m, (uint32_t)a[2], &found);
+	if (!found && m->nthreads >= DAEMON_MAX_DOMAIN_THREADS) {
+		d->stats.domain_overflow++;
+		return 0;
+	}
+	if (found ? m->threads[pos].len < len && names_full(d, len - m->threads[pos].len)
+		  : names_full(d, len))
+		return -EBADMSG;
+	comm = dup_str(it, 5, len);
+	if (!comm)
+		return -ENOMEM;
+	if (!found) {
+		if (m->nthreads == m->capthreads) {
+			size_t cap = m->capthreads ? m->capthreads * 2 : 16;
+
+			t = reallocarray(m->threads, cap, sizeof(*t));
+			if (!t) {
+				free(comm);
+				return -ENOMEM;
+			}
+			m->threads = t;
+			m->capthreads = cap;
+		}
+		memmove(&m->threads[pos + 1], &m->threads[pos],
+			(m->nthreads - pos) * sizeof(*m->threads));
+		m->nthreads++;
+		m->threads[pos].comm = NULL;
+	}
+	t = &m->threads[pos];
+	free(t->comm);
+	t->comm = comm;
+	t->len = len;
+	t->pid = (uint32_t)a[1];
+	t->tid = (uint32_t)a[2];
+	t->role = (uint32_t)a[3];
+	t->vcpu = a[3] == DP_THREAD_VCPU ? (int32_t)a[4] : -1;
+	if (m->pid != t->pid)
+		m->dirty_domain = true;
+	m->pid = t->pid;
+	m->dirty_threads = true;
+	d->dirty_domains = true;
+	return 0;
+}
+
+static int handle_domain_life(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	struct dommeta *m;
+
+	if (it->nargs != 3 || a[1] < DP_LIFE_STARTED || a[1] > DP_LIFE_VANISHED)
+		return -EBADMSG;
+	m = dommeta_of(d, a[0]);
+	if (!m)
+		return -EBADMSG;
+	/* Past the bound the list is cut, but the domain's state still follows. */
+	if (m->nlife < DAEMON_MAX_DOMAIN_LIFE) {
+		m->life[m->nlife++] = (struct dlife){a[2], (uint32_t)a[1]};
+	} else {
+		m->life_dropped++;
+		d->stats.domain_overflow++;
+	}
+	switch (a[1]) {
+	case DP_LIFE_STARTED:
+		if (!m->started) {
+			m->started = true;
+			m->started_ns = a[2];
+		}
+		m->stopped = false;
+		break;
+	case DP_LIFE_STOPPED:
+	case DP_LIFE_VANISHED:
+		m->stopped = true;
+		m->stopped_ns = a[2];
+		break;
+	default:
+		break;
+	}
+	m->dirty_domain = true;
+	d->dirty_domains = true;
+	return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static int handle_vcpu_wait(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	size_t lo = 0, hi;
+	struct dommeta *m;
+	struct dwait *w;
+
+	if (it->nargs != 6 || a[1] >= DAEMON_MAX_VCPUS || a[2] == 0 || a[2] >= UINT32_MAX)
+		return -EBADMSG;
+	m = dommeta_of(d, a[0]);
+	if (!m)
+		return -EBADMSG;
+	hi = m->nwaits;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct dwait *x = &m->waits[mid];
+
+		if (x->vcpu < a[1] || (x->vcpu == a[1] && x->tid < a[2]))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == m->nwaits || m->waits[lo].vcpu != a[1] || m->waits[lo].tid != a[2]) {
+		if (m->nwaits >= DAEMON_MAX_VCPUS) {
+			d->stats.domain_overflow++;
+			return 0;
+		}
+		if (m->nwaits == m->capwaits) {
+			size_t cap = m->capwaits ? m->capwaits * 2 : 8;
+
+			w = reallocarray(m->waits, cap, sizeof(*w));
+			if (!w)
+				return -ENOMEM;
+			m->waits = w;
+			m->capwaits = cap;
+		}
+		memmove(&m->waits[lo + 1], &m->waits[lo], (m->nwaits - lo) * sizeof(*w));
+		m->waits[lo] = (struct dwait){.vcpu = (uint32_t)a[1], .tid = (uint32_t)a[2]};
+		m->nwaits++;
+	}
+	w = &m->waits[lo];
+	w->wait_ns = sat_add(w->wait_ns, a[4]);
+	w->run_ns = sat_add(w->run_ns, a[5]);
+	m->dirty_wait = true;
+	d->dirty_domains = true;
+	return 0;
+}
+
 static const handler_fn handlers[DP_CODE_MAX] = {
 	[DP_CODE_SESSION] = handle_session,
 	[DP_CODE_CPU_SWITCH] = handle_cpu_switch,
@@ -623,6 +821,9 @@ static const handler_fn handlers[DP_CODE_MAX] = {
 	[DP_CODE_DROPPED] = handle_dropped,
 	[DP_CODE_END] = handle_end,
 	[DP_CODE_EVENT_SCALE] = handle_event_scale,
+	[DP_CODE_DOMAIN_THREAD] = handle_domain_thread,
+	[DP_CODE_DOMAIN_LIFE] = handle_domain_life,
+	[DP_CODE_VCPU_WAIT] = handle_vcpu_wait,
 };
 
 int daemon__handle(struct daemon *d, const struct dp_item *it)
@@ -654,6 +855,15 @@ void daemon__free_tables(struct daemon *d)
 	}
 	free(d->image_hash);
 	for (size_t i = 0; i < d->ndomains; i++) {
+		struct dommeta *m = d->domains[i].meta;
+
+		if (m) {
+			for (size_t k = 0; k < m->nthreads; k++)
+				free(m->threads[k].comm);
+			free(m->threads);
+			free(m->waits);
+			free(m);
+		}
 		free(d->domains[i].name);
 		free(d->domains[i].uname);
 		free(d->domains[i].dir);

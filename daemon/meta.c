@@ -167,6 +167,7 @@ static int write_stats(struct daemon *d)
 	sb_printf(&b, "throttled=%" PRIu64 "\n", s->throttled);
 	sb_printf(&b, "dropped=%" PRIu64 "\n", s->dropped);
 	sb_printf(&b, "write_errors=%" PRIu64 "\n", s->write_errors);
+	sb_printf(&b, "domain_overflow=%" PRIu64 "\n", s->domain_overflow);
 	for (unsigned c = 0; c < DAEMON_MAX_CPUS; c++)
 		if (d->lost_cpu[c])
 			sb_printf(&b, "lost.cpu%u=%" PRIu64 "\n", c, d->lost_cpu[c]);
@@ -190,8 +191,7 @@ static const char *kind_name(enum dp_image_kind kind)
 	static const char *const names[DP_IMAGE_KIND_MAX] = {
 		[DP_IMAGE_FILE] = "file",	[DP_IMAGE_KERNEL] = "kernel",
 		[DP_IMAGE_MODULE] = "module",	[DP_IMAGE_ANON] = "anon",
-		[DP_IMAGE_UNKNOWN] = "unknown",
-		[DP_IMAGE_GUEST_CLASS] = "guest-class",
+		[DP_IMAGE_UNKNOWN] = "unknown", [DP_IMAGE_GUEST_CLASS] = "guest-class",
 	};
 
 	return (unsigned)kind < DP_IMAGE_KIND_MAX && names[kind] ? names[kind] : "unknown";
@@ -378,6 +378,154 @@ static int write_tasks(struct daemon *d)
 	return err;
 }
 
+static const char *source_name(uint64_t flags)
+{
+	switch ((flags >> DP_DOMAIN_SOURCE_SHIFT) & 0xf) {
+	case DP_DOMAIN_SRC_LIBVIRT:
+		return "libvirt";
+	case DP_DOMAIN_SRC_PROC:
+		return "proc";
+	case DP_DOMAIN_SRC_VMM_PID:
+		return "vmm-pid";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *accel_name(uint64_t flags)
+{
+	switch ((flags >> DP_DOMAIN_ACCEL_SHIFT) & 0xf) {
+	case DP_DOMAIN_ACCEL_KVM:
+		return "kvm";
+	case DP_DOMAIN_ACCEL_TCG:
+		return "tcg";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *life_name(uint32_t what)
+{
+	static const char *const names[] = {
+		[DP_LIFE_STARTED] = "started",
+		[DP_LIFE_STOPPED] = "stopped",
+		[DP_LIFE_REBOOTED] = "rebooted",
+		[DP_LIFE_VANISHED] = "vanished",
+	};
+
+	return what < sizeof(names) / sizeof(names[0]) && names[what] ? names[what] : "unknown";
+}
+
+static const char *role_name(uint32_t role)
+{
+	return role == DP_THREAD_VCPU ? "vcpu" : role == DP_THREAD_IO ? "io" : "other";
+}
+
+/*
+ * meta/domain: key=value lines. Several domain ids can share the directory
+ * (the same name and UUID defined again): any of them tainted taints it, and
+ * the latest definition says where it was found and how it runs.
+ */
+static void format_domain(const struct daemon *d, uint32_t idx, struct sb *b)
+{
+	const struct domain *dom = &d->domains[idx];
+	const struct dommeta *m = dom->meta;
+	uint64_t flags = dom->flags, tainted = 0;
+
+	for (size_t i = idx; i < d->ndomains; i++) {
+		if (d->domains[i].slot != idx)
+			continue;
+		flags = d->domains[i].flags;
+		tainted |= flags & DP_DOMAIN_TAINTED;
+	}
+	sb_printf(b, "name=");
+	sb_field(b, dom->name, dom->len);
+	if (dom->uuid_hi || dom->uuid_lo)
+		sb_printf(b,
+			  "\nuuid=%08" PRIx64 "-%04" PRIx64 "-%04" PRIx64 "-%04" PRIx64
+			  "-%012" PRIx64 "\n",
+			  dom->uuid_hi >> 32, (dom->uuid_hi >> 16) & 0xffff, dom->uuid_hi & 0xffff,
+			  dom->uuid_lo >> 48, dom->uuid_lo & UINT64_C(0xffffffffffff));
+	else
+		sb_printf(b, "\nuuid=-\n");
+	sb_printf(b, "source=%s\naccel=%s\ntainted=%d\npid=%" PRIu32 "\n", source_name(flags),
+		  accel_name(flags), tainted ? 1 : 0, m->pid);
+	if (m->started)
+		sb_printf(b, "started_ns=%" PRIu64 "\n", m->started_ns);
+	if (m->stopped)
+		sb_printf(b, "stopped_ns=%" PRIu64 "\n", m->stopped_ns);
+	for (size_t i = 0; i < m->nlife; i++)
+		sb_printf(b, "life=%" PRIu64 " %s\n", m->life[i].ns, life_name(m->life[i].what));
+	if (m->life_dropped)
+		sb_printf(b, "life_dropped=%" PRIu64 "\n", m->life_dropped);
+}
+
+static int write_domain_file(struct daemon *d, uint32_t idx, const char *name, struct sb *b)
+{
+	char path[512];
+	int r = domain_meta_path(d, idx + 1, name, path, sizeof(path));
+
+	if (r < 0) {
+		free(b->p);
+		memset(b, 0, sizeof(*b));
+		return r;
+	}
+	return sb_write(b, d->dirfd, path);
+}
+
+static int write_domains(struct daemon *d)
+{
+	int err = 0, r;
+
+	for (uint32_t i = 0; i < d->ndomains; i++) {
+		struct dommeta *m = d->domains[i].meta;
+		struct sb b = {0};
+
+		if (!m)
+			continue;
+		if (m->dirty_domain) {
+			format_domain(d, i, &b);
+			r = write_domain_file(d, i, "domain", &b);
+			if (r == 0)
+				m->dirty_domain = false;
+			else if (!err)
+				err = r;
+		}
+		if (m->dirty_threads) {
+			/* pid tid role vcpu comm, by tid */
+			for (size_t k = 0; k < m->nthreads; k++) {
+				const struct dthread *t = &m->threads[k];
+
+				sb_printf(&b, "%" PRIu32 "\t%" PRIu32 "\t%s\t%" PRId32 "\t", t->pid,
+					  t->tid, role_name(t->role), t->vcpu);
+				sb_field(&b, t->comm, t->len);
+				sb_printf(&b, "\n");
+			}
+			r = write_domain_file(d, i, "threads", &b);
+			if (r == 0)
+				m->dirty_threads = false;
+			else if (!err)
+				err = r;
+		}
+		if (m->dirty_wait) {
+			/* vcpu tid wait_ns run_ns, by vcpu and tid */
+			for (size_t k = 0; k < m->nwaits; k++)
+				sb_printf(&b,
+					  "%" PRIu32 "\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\n",
+					  m->waits[k].vcpu, m->waits[k].tid, m->waits[k].wait_ns,
+					  m->waits[k].run_ns);
+			r = write_domain_file(d, i, "vcpu-wait", &b);
+			if (r == 0)
+				m->dirty_wait = false;
+			else if (!err)
+				err = r;
+		}
+	}
+	if (!err)
+		d->dirty_domains = false;
+	return err;
+}
+
 int dmeta__write_all(struct daemon *d)
 {
 	int err = 0, r;
@@ -398,6 +546,8 @@ int dmeta__write_all(struct daemon *d)
 		KEEP_FIRST(write_kallsyms(d));
 	if (d->dirty_tasks)
 		KEEP_FIRST(write_tasks(d));
+	if (d->dirty_domains)
+		KEEP_FIRST(write_domains(d));
 	KEEP_FIRST(write_stats(d));
 #undef KEEP_FIRST
 	return err;

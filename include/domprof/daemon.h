@@ -22,16 +22,17 @@
 int daemon__parse_separate(const char *s, unsigned *out);
 
 struct daemon_stats {
-	uint64_t samples;	    /* samples written to sample files */
-	uint64_t samples_no_ctx;    /* samples before any image/event context: skipped */
-	uint64_t bad_words;	    /* malformed words skipped */
-	uint64_t unknown_codes;	    /* well-formed records of codes we do not know */
-	uint64_t bad_records;	    /* known codes with wrong argument counts or values */
-	uint64_t lost_records;	    /* sum of LOST records */
-	uint64_t throttled;	    /* sum of THROTTLE records */
-	uint64_t dropped;	    /* sum of DROPPED records */
-	uint64_t write_errors;	    /* samples not written because of I/O errors (e.g. ENOSPC) */
-	int first_write_error;	    /* -errno of the first I/O error, 0 if none */
+	uint64_t samples;	  /* samples written to sample files */
+	uint64_t samples_no_ctx;  /* samples before any image/event context: skipped */
+	uint64_t bad_words;	  /* malformed words skipped */
+	uint64_t unknown_codes;	  /* well-formed records of codes we do not know */
+	uint64_t bad_records;	  /* known codes with wrong argument counts or values */
+	uint64_t lost_records;	  /* sum of LOST records */
+	uint64_t throttled;	  /* sum of THROTTLE records */
+	uint64_t dropped;	  /* sum of DROPPED records */
+	uint64_t write_errors;	  /* samples not written because of I/O errors (e.g. ENOSPC) */
+	uint64_t domain_overflow; /* domain threads, life events, vCPU threads past the bounds */
+	int first_write_error;	  /* -errno of the first I/O error, 0 if none */
 };
 
 struct daemon;

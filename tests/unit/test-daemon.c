@@ -766,6 +766,215 @@ static void test_domains(void **state)
 	fixture_free(f);
 }
 
+/* ---- domain metadata ---- */
+
+#define SRC(x)	 ((uint64_t)(x) << DP_DOMAIN_SOURCE_SHIFT)
+#define ACCEL(x) ((uint64_t)(x) << DP_DOMAIN_ACCEL_SHIFT)
+#define EVIL	 "ev\nil\t%x=1"
+#define EVIL_DIR "domains/ev%0Ail%09%25x=1"
+
+static void w_thread(struct dp_words *b, uint64_t dom, uint64_t pid, uint64_t tid, uint64_t role,
+		     uint64_t vcpu, const char *comm, size_t len)
+{
+	w_str(b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){dom, pid, tid, role, vcpu}, 5, comm, len);
+}
+
+static void w_life(struct dp_words *b, uint64_t dom, uint64_t what, uint64_t ns)
+{
+	w_rec(b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){dom, what, ns}, 3);
+}
+
+static void w_wait(struct dp_words *b, uint64_t dom, uint64_t vcpu, uint64_t tid, uint64_t ns,
+		   uint64_t wait, uint64_t run)
+{
+	w_rec(b, DP_CODE_VCPU_WAIT, (uint64_t[]){dom, vcpu, tid, ns, wait, run}, 6);
+}
+
+static void assert_meta(int dirfd, const char *path, const char *want)
+{
+	char *data;
+	size_t len;
+
+	assert_int_equal(meta__read_file(dirfd, path, 1 << 24, &data, &len), 0);
+	assert_string_equal(data, want);
+	free(data);
+}
+
+static ino_t inode_of(int dirfd, const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW), 0);
+	return st.st_ino;
+}
+
+static void test_domain_meta(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct daemon_stats st;
+	struct dp_words b;
+	struct daemon *d;
+	uint64_t bad = 0;
+	size_t used;
+	ino_t ino_domain, ino_threads, ino_wait;
+	char **l;
+	int n;
+
+	(void)state;
+	dp_words__init(&b);
+	w_session(&b);
+	w_event(&b, EV_CLOCK, "cpu-clock");
+	w_str(&b, DP_CODE_DOMAIN_DEF,
+	      (uint64_t[]){1, 0x1122334455667788, 0x99aabbccddeeff00,
+			   SRC(DP_DOMAIN_SRC_LIBVIRT) | ACCEL(DP_DOMAIN_ACCEL_TCG)},
+	      4, S("web"));
+	w_str(&b, DP_CODE_DOMAIN_DEF,
+	      (uint64_t[]){2, 0, 0,
+			   DP_DOMAIN_TAINTED | SRC(DP_DOMAIN_SRC_PROC) |
+				   ACCEL(DP_DOMAIN_ACCEL_KVM)},
+	      4, S(EVIL));
+	/* the name taken by another UUID: its own directory and metadata */
+	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){3, 0xaabbccdd00000001, 2, SRC(3) | ACCEL(7)}, 4,
+	      S("web"));
+	/* web again under a new id (restarted): the same directory, now tainted */
+	w_str(&b, DP_CODE_DOMAIN_DEF,
+	      (uint64_t[]){4, 0x1122334455667788, 0x99aabbccddeeff00,
+			   DP_DOMAIN_TAINTED | SRC(DP_DOMAIN_SRC_LIBVIRT) |
+				   ACCEL(DP_DOMAIN_ACCEL_TCG)},
+	      4, S("web"));
+
+	w_life(&b, 1, DP_LIFE_STARTED, 1000);
+	w_thread(&b, 1, 500, 500, DP_THREAD_OTHER, 0, S("qemu-system-x86"));
+	w_thread(&b, 1, 500, 502, DP_THREAD_VCPU, 1, S("CPU 1/TCG"));
+	w_thread(&b, 1, 500, 501, DP_THREAD_VCPU, 0, S("CPU 0/TCG"));
+	w_thread(&b, 1, 500, 503, DP_THREAD_IO, 7, S("IO iothread1"));
+	w_thread(&b, 1, 500, 501, DP_THREAD_VCPU, 0, S("CPU 0/KVM")); /* the latest wins */
+	w_wait(&b, 1, 0, 501, 2000, 10, 100);
+	w_wait(&b, 1, 1, 502, 2000, 7, 70);
+	w_wait(&b, 4, 0, 501, 3000, 5, 50); /* through the restarted id: the same domain */
+	w_life(&b, 1, DP_LIFE_REBOOTED, 2000);
+	w_life(&b, 1, DP_LIFE_STOPPED, 3000);
+	w_life(&b, 4, DP_LIFE_STARTED, 4000);
+	w_thread(&b, 4, 700, 701, DP_THREAD_VCPU, 0, S("CPU 0/TCG"));
+
+	w_life(&b, 2, DP_LIFE_STARTED, 1500);
+	w_life(&b, 2, DP_LIFE_VANISHED, 2500);
+	w_thread(&b, 2, 600, 601, DP_THREAD_VCPU, 0, S("a\tb\nc%"));
+	w_wait(&b, 2, 0, 601, 2500, UINT64_MAX - 2, 1);
+	w_wait(&b, 2, 0, 601, 2600, 5, 1); /* sums saturate */
+
+	/* bad records: counted, nothing kept */
+	w_thread(&b, 9, 1, 2, DP_THREAD_OTHER, 0, S("x")), bad++;
+	w_thread(&b, DP_DOMAIN_HOST, 1, 2, DP_THREAD_OTHER, 0, S("x")), bad++;
+	w_thread(&b, 1, 500, 510, 3, 0, S("x")), bad++;
+	w_thread(&b, 1, 500, 510, DP_THREAD_VCPU, 1024, S("x")), bad++;
+	w_thread(&b, 1, 0, 510, DP_THREAD_OTHER, 0, S("x")), bad++;
+	w_thread(&b, 1, 500, UINT32_MAX, DP_THREAD_OTHER, 0, S("x")), bad++;
+	w_rec(&b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 500, 510, 0, 0}, 5), bad++;
+	w_rec(&b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 500, 510, 0, 0, 9, 0}, 7), bad++;
+	w_life(&b, 1, 0, 5), bad++;
+	w_life(&b, 1, 5, 5), bad++;
+	w_life(&b, 9, DP_LIFE_STARTED, 5), bad++;
+	w_life(&b, DP_DOMAIN_HOST, DP_LIFE_STARTED, 5), bad++;
+	w_rec(&b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){1, 1}, 2), bad++;
+	w_wait(&b, 1, 1024, 501, 1, 1, 1), bad++;
+	w_wait(&b, 1, 0, 0, 1, 1, 1), bad++;
+	w_wait(&b, 9, 0, 501, 1, 1, 1), bad++;
+	w_wait(&b, DP_DOMAIN_HOST, 0, 501, 1, 1, 1), bad++;
+	w_rec(&b, DP_CODE_VCPU_WAIT, (uint64_t[]){1, 0, 501, 1, 1}, 5), bad++;
+
+	/* the bounds, in web@aabbccdd: what does not fit is counted */
+	for (unsigned i = 0; i < 4096 + 1; i++)
+		w_thread(&b, 3, 800, 1000 + i, DP_THREAD_OTHER, 0, S("t"));
+	for (unsigned i = 0; i < 256 + 3; i++)
+		w_life(&b, 3, i % 2 ? DP_LIFE_STOPPED : DP_LIFE_STARTED, 10000 + i);
+	for (unsigned i = 0; i < 1024 + 2; i++)
+		w_wait(&b, 3, i % 1024, 1000 + i, 1, 1, 1);
+
+	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
+	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
+	assert_int_equal(used, b.n);
+	assert_int_equal(daemon__sync(d), 0);
+	st = *daemon__stats(d);
+	assert_int_equal(st.bad_records, bad);
+	assert_int_equal(st.unknown_codes, 0);
+	assert_int_equal(st.domain_overflow, 1 + 3 + 2);
+
+	assert_meta(f->dirfd, "domains/web/meta/domain",
+		    "name=web\n"
+		    "uuid=11223344-5566-7788-99aa-bbccddeeff00\n"
+		    "source=libvirt\n"
+		    "accel=tcg\n"
+		    "tainted=1\n"
+		    "pid=700\n"
+		    "started_ns=1000\n"
+		    "life=1000 started\n"
+		    "life=2000 rebooted\n"
+		    "life=3000 stopped\n"
+		    "life=4000 started\n");
+	assert_meta(f->dirfd, "domains/web/meta/threads",
+		    "500\t500\tother\t-1\tqemu-system-x86\n"
+		    "500\t501\tvcpu\t0\tCPU 0/KVM\n"
+		    "500\t502\tvcpu\t1\tCPU 1/TCG\n"
+		    "500\t503\tio\t-1\tIO iothread1\n"
+		    "700\t701\tvcpu\t0\tCPU 0/TCG\n");
+	assert_meta(f->dirfd, "domains/web/meta/vcpu-wait",
+		    "0\t501\t15\t150\n"
+		    "1\t502\t7\t70\n");
+
+	assert_meta(f->dirfd, EVIL_DIR "/meta/domain",
+		    "name=ev%0Ail%09%25x=1\n"
+		    "uuid=-\n"
+		    "source=proc\n"
+		    "accel=kvm\n"
+		    "tainted=1\n"
+		    "pid=600\n"
+		    "started_ns=1500\n"
+		    "stopped_ns=2500\n"
+		    "life=1500 started\n"
+		    "life=2500 vanished\n");
+	assert_meta(f->dirfd, EVIL_DIR "/meta/threads", "600\t601\tvcpu\t0\ta%09b%0Ac%25\n");
+	assert_meta(f->dirfd, EVIL_DIR "/meta/vcpu-wait", "0\t601\t18446744073709551615\t2\n");
+
+	n = meta_lines(f->dirfd, "domains/web@aabbccdd/meta/domain", &l);
+	assert_int_equal(n, 7 + 256 + 1);
+	assert_string_equal(l[1], "uuid=aabbccdd-0000-0001-0000-000000000002");
+	assert_string_equal(l[2], "source=vmm-pid");
+	assert_string_equal(l[3], "accel=unknown");
+	assert_string_equal(l[4], "tainted=0");
+	assert_string_equal(l[5], "pid=800");
+	assert_string_equal(l[6], "started_ns=10000");
+	assert_string_equal(l[7], "life=10000 started");
+	assert_string_equal(l[262], "life=10255 stopped");
+	assert_string_equal(l[263], "life_dropped=3");
+	free_lines(l, n);
+	n = meta_lines(f->dirfd, "domains/web@aabbccdd/meta/threads", &l);
+	assert_int_equal(n, 4096);
+	assert_string_equal(l[4095], "800\t5095\tother\t-1\tt");
+	free_lines(l, n);
+	n = meta_lines(f->dirfd, "domains/web@aabbccdd/meta/vcpu-wait", &l);
+	assert_int_equal(n, 1024);
+	free_lines(l, n);
+
+	/* A sync rewrites only what changed. */
+	ino_domain = inode_of(f->dirfd, "domains/web/meta/domain");
+	ino_threads = inode_of(f->dirfd, "domains/web/meta/threads");
+	ino_wait = inode_of(f->dirfd, "domains/web/meta/vcpu-wait");
+	dp_words__reset(&b);
+	w_wait(&b, 1, 1, 502, 5000, 1, 2);
+	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
+	assert_int_equal(daemon__sync(d), 0);
+	assert_int_equal(inode_of(f->dirfd, "domains/web/meta/domain"), ino_domain);
+	assert_int_equal(inode_of(f->dirfd, "domains/web/meta/threads"), ino_threads);
+	assert_int_not_equal(inode_of(f->dirfd, "domains/web/meta/vcpu-wait"), ino_wait);
+	assert_meta(f->dirfd, "domains/web/meta/vcpu-wait",
+		    "0\t501\t15\t150\n"
+		    "1\t502\t8\t72\n");
+	daemon__free(d);
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
 /* More sample files than may stay open: closed and reopened, nothing lost. */
 static void test_many_files(void **state)
 {
@@ -871,6 +1080,7 @@ int main(void)
 		cmocka_unit_test(test_replay_identical),
 		cmocka_unit_test(test_meta_files),
 		cmocka_unit_test(test_domains),
+		cmocka_unit_test(test_domain_meta),
 		cmocka_unit_test(test_many_files),
 		cmocka_unit_test(test_enospc),
 	};
