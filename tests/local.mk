@@ -35,6 +35,8 @@ SHELL_TESTS = \
 	tests/t/t1060-missing-binary.sh \
 	tests/t/t1100-split-command.sh \
 	tests/t/t1110-split-system.sh \
+	tests/t/t1120-targets-events.sh \
+	tests/t/t1130-separate.sh \
 	tests/t/t1200-fork-storm.sh \
 	tests/t/t1300-lost.sh \
 	tests/t/t1400-import-perf.sh \
