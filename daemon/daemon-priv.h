@@ -95,6 +95,13 @@ struct event {
 	uint64_t time_enabled, time_running;
 	char *name;
 	size_t len;
+	/*
+	 * The name in sample file names and meta/events: the name, unless an
+	 * earlier event has it (the guest-only half of a host/guest pair), then
+	 * with ":guest", ":host" or ":N" appended.
+	 */
+	char *fname;
+	size_t flen;
 };
 
 struct sfile {

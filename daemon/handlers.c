@@ -369,6 +369,48 @@ static int handle_image_switch(struct daemon *d, const struct dp_item *it)
 	return 0;
 }
 
+static bool fname_taken(const struct daemon *d, const char *s, size_t len)
+{
+	for (unsigned i = 0; i < DP_MAX_EVENTS; i++)
+		if (d->events[i].defined &&
+		    same_bytes(d->events[i].fname, d->events[i].flen, s, len))
+			return true;
+	return false;
+}
+
+/*
+ * Both halves of a host-only/guest-only pair carry the event's name; their
+ * sample files must not be one file, so the later one gets a suffix.
+ */
+static int event_fname(struct daemon *d, struct event *ev, unsigned idx, uint64_t flags)
+{
+	const char *suffix = flags & DP_EVENT_GUEST_ONLY  ? ":guest"
+			     : flags & DP_EVENT_HOST_ONLY ? ":host"
+							  : "";
+	char *f;
+	int n;
+
+	if (!fname_taken(d, ev->name, ev->len)) {
+		f = malloc(ev->len + 1);
+		if (!f)
+			return -ENOMEM;
+		memcpy(f, ev->name, ev->len + 1);
+		ev->fname = f;
+		ev->flen = ev->len;
+		return 0;
+	}
+	f = malloc(ev->len + 32);
+	if (!f)
+		return -ENOMEM;
+	memcpy(f, ev->name, ev->len);
+	n = snprintf(f + ev->len, 32, "%s", suffix);
+	if (!*suffix || fname_taken(d, f, ev->len + (size_t)n))
+		n = snprintf(f + ev->len, 32, "%s:%u", suffix, idx);
+	ev->fname = f;
+	ev->flen = ev->len + (size_t)n;
+	return 0;
+}
+
 static int handle_event_def(struct daemon *d, const struct dp_item *it)
 {
 	const uint64_t *a = it->args;
@@ -393,6 +435,11 @@ static int handle_event_def(struct daemon *d, const struct dp_item *it)
 		return -ENOMEM;
 	memcpy(ev->name, name, len + 1);
 	ev->len = len;
+	if (event_fname(d, ev, (unsigned)a[0], a[6]) < 0) {
+		free(ev->name);
+		ev->name = NULL;
+		return -ENOMEM;
+	}
 	ev->type = a[1];
 	ev->config = a[2];
 	ev->period = a[3];
@@ -869,8 +916,10 @@ void daemon__free_tables(struct daemon *d)
 		free(d->domains[i].dir);
 	}
 	free(d->domains);
-	for (int i = 0; i < DP_MAX_EVENTS; i++)
+	for (int i = 0; i < DP_MAX_EVENTS; i++) {
 		free(d->events[i].name);
+		free(d->events[i].fname);
+	}
 	for (size_t i = 0; i < d->nksyms; i++)
 		free(d->ksyms[i].name);
 	free(d->ksyms);

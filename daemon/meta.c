@@ -141,7 +141,7 @@ static int write_events(struct daemon *d)
 		if (!ev->defined)
 			continue;
 		sb_printf(&b, "%u\t", i);
-		sb_field(&b, ev->name, ev->len);
+		sb_field(&b, ev->fname, ev->flen);
 		sb_printf(&b,
 			  "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
 			  "\t%" PRIu64 "\n",

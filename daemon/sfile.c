@@ -287,8 +287,8 @@ struct sfile *sfile__lookup(struct daemon *d, uint32_t event)
 	ms = (struct mangle_sample){
 		.image = &mi,
 		.app = k.app ? &ma : NULL,
-		.event = ev->name,
-		.event_len = ev->len,
+		.event = ev->fname,
+		.event_len = ev->flen,
 		.count = ev->flags & DP_EVENT_FREQ ? ev->freq : ev->period,
 		.um = (uint32_t)ev->um,
 		.tgid = k.tgid,

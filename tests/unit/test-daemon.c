@@ -975,6 +975,46 @@ static void test_domain_meta(void **state)
 	fixture_free(f);
 }
 
+/* The halves of a host-only/guest-only pair share a name but not their sample files. */
+static void test_event_pair(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct dp_words b;
+	uint64_t hflags = DP_EVENT_KERNEL | DP_EVENT_USER | DP_EVENT_HOST_ONLY;
+	uint64_t gflags = DP_EVENT_KERNEL | DP_EVENT_USER | DP_EVENT_GUEST_ONLY;
+
+	(void)state;
+	dp_words__init(&b);
+	w_session(&b);
+	w_str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){0, 0, 0, 100000, 0, 0, hflags}, 7, S("cycles"));
+	w_str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){1, 0, 0, 100000, 0, 0, gflags}, 7, S("cycles"));
+	/* a third of that name, and one that already has the suffix */
+	w_str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){2, 0, 0, 100000, 0, 0, gflags}, 7, S("cycles"));
+	w_str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){3, 0, 0, 100000, 0, 0, 3}, 7, S("cycles"));
+	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
+	w_switch(&b, 1, DP_MODE_HOST_USER);
+	w_samples(&b, 0x10, 0, 3);
+	w_samples(&b, 0x10, 1, 2);
+	w_samples(&b, 0x10, 2, 1);
+	run(f->dirfd, 0, &b, 0);
+	assert_meta(f->dirfd, "meta/events",
+		    "0\tcycles\t0\t0\t100000\t0\t0\t11\n"
+		    "1\tcycles:guest\t0\t0\t100000\t0\t0\t19\n"
+		    "2\tcycles:guest:2\t0\t0\t100000\t0\t0\t19\n"
+		    "3\tcycles:3\t0\t0\t100000\t0\t0\t3\n");
+	assert_int_equal(
+		read_file(f->dirfd, "samples/current/" APP_DIR "/cycles.100000.0.all.all.all", NULL)
+			.total,
+		3);
+	assert_int_equal(read_file(f->dirfd,
+				   "samples/current/" APP_DIR "/cycles:guest.100000.0.all.all.all",
+				   NULL)
+				 .total,
+			 2);
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
 /* More sample files than may stay open: closed and reopened, nothing lost. */
 static void test_many_files(void **state)
 {
@@ -1081,6 +1121,7 @@ int main(void)
 		cmocka_unit_test(test_meta_files),
 		cmocka_unit_test(test_domains),
 		cmocka_unit_test(test_domain_meta),
+		cmocka_unit_test(test_event_pair),
 		cmocka_unit_test(test_many_files),
 		cmocka_unit_test(test_enospc),
 	};
