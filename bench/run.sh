@@ -63,7 +63,7 @@ fi
 if command -v perf >/dev/null && [ "$(id -u)" = 0 ]; then
 	note "(b) perf record -a -F 20000 for ${secs} s, then domprof import"
 	"$busy" "$secs" 1 &
-	perf record -q -a -e cpu-clock -F 20000 -o perf.data -- "$split" "$secs" >/dev/null 2>perf.err
+	perf record -q --no-buildid -a -e cpu-clock -F 20000 -o perf.data -- "$split" "$secs" >/dev/null 2>perf.err
 	wait
 	if "$domprof" import perf.data --session-dir fromperf 2>import.err; then
 		n=$(sed -n 's/^samples=//p' fromperf/meta/stats)
@@ -89,7 +89,7 @@ if command -v perf >/dev/null && [ "$(id -u)" = 0 ]; then
 	$measure dp-rec.t "$domprof" record -a -F 4000 --duration "$secs" --session-dir rec 2>rec.err
 	wait
 	"$busy" "$secs" 2 &
-	$measure perf-rec.t perf record -q -a -e cpu-clock -F 4000 -o rec.data -- sleep "$secs" 2>/dev/null
+	$measure perf-rec.t perf record -q --no-buildid -a -e cpu-clock -F 4000 -o rec.data -- sleep "$secs" 2>/dev/null
 	wait
 	dn=$(sed -n 's/^samples=//p' rec/meta/stats 2>/dev/null)
 	pn=$(perf report -i rec.data --stdio --sort dso 2>/dev/null |

@@ -47,6 +47,8 @@ say() {
 
 # Named prerequisites: each prints a reason when missing.
 prereq_ROOT() { [ "$(id -u)" = 0 ] || { echo "needs root"; return 1; }; }
+# perf 6.1 can abort while collecting build-ids at the end of `perf record`
+# ("assertion failed at util/build-id.c"): the tests pass --no-buildid.
 prereq_PERF() { command -v perf >/dev/null 2>&1 || { echo "needs perf (linux-perf)"; return 1; }; }
 prereq_PERF_EVENTS() {
 	[ "$(id -u)" = 0 ] || { echo "needs root for system-wide perf_event_open"; return 1; }

@@ -8,7 +8,7 @@ nothing_or_readable() {
 	[ ! -e "$1" ] || [ -z "$(ls -A "$1")" ] || domprof report --session-dir "$1" >/dev/null
 }
 
-perf record -q -e cpu-clock -F 2000 -o perf.data -- split 0.5 >/dev/null 2>perf.err
+perf record -q --no-buildid -e cpu-clock -F 2000 -o perf.data -- split 0.5 >/dev/null 2>perf.err
 rc=$?
 test_expect_success 'setup: perf record makes a perf.data' '[ $rc = 0 ] && [ -s perf.data ]'
 

@@ -5,7 +5,7 @@
 . "$top_srcdir/tests/lib.sh"
 test_require ROOT PERF_EVENTS PERF KALLSYMS DOMPROF WORKLOADS PYTHON3
 
-perf record -q -a -e cpu-clock -F 4000 -o perf.data -- split 2 >out 2>perf.err
+perf record -q --no-buildid -a -e cpu-clock -F 4000 -o perf.data -- split 2 >out 2>perf.err
 rc=$?
 test_expect_success 'setup: perf record -a -e cpu-clock' '[ $rc = 0 ] && [ -s perf.data ]'
 

@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 test_require ROOT PERF_EVENTS PERF KALLSYMS DOMPROF WORKLOADS PYTHON3
 
-perf record -q -g -a -e cpu-clock -F 4000 -o perf.data -- split 2 >out 2>perf.err
+perf record -q --no-buildid -g -a -e cpu-clock -F 4000 -o perf.data -- split 2 >out 2>perf.err
 rc=$?
 test_expect_success 'setup: perf record -g -a -e cpu-clock' '[ $rc = 0 ] && [ -s perf.data ]'
 
