@@ -146,24 +146,38 @@ static bool json_int(const char *s, const char *end, const char *key, long *out)
 int vmm_lv__parse_qmp_cpus(const char *json, pid_t *tids, int *vcpus, unsigned max)
 {
 	const char *p = strstr(json, "\"return\"");
+	const char *obj = NULL;
 	unsigned n = 0;
+	int depth = 0;
+	bool str = false;
 
-	if (!p)
+	if (!p || !(p = strchr(p, '[')))
 		return -EBADMSG;
-	/* Each vCPU is one flat object {...} with "cpu-index" and "thread-id". */
-	while (n < max && (p = strchr(p, '{'))) {
-		const char *end = strchr(p, '}');
-		long idx, tid;
-
-		if (!end)
-			break;
-		if (json_int(p, end, "\"cpu-index\"", &idx) &&
-		    json_int(p, end, "\"thread-id\"", &tid) && idx >= 0 && idx <= 65535 &&
-		    tid > 0 && tid <= 0x7fffffff) {
-			tids[n] = (pid_t)tid;
-			vcpus[n++] = (int)idx;
+	/* Each vCPU is one object of the array; its "props" nest inside it. */
+	for (p++; *p && depth >= 0 && n < max; p++) {
+		if (str) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				str = false;
+			continue;
 		}
-		p = end + 1;
+		if (*p == '"') {
+			str = true;
+		} else if (*p == '{' || *p == '[') {
+			if (depth++ == 0 && *p == '{')
+				obj = p;
+		} else if (*p == '}' || *p == ']') {
+			long idx, tid;
+
+			if (--depth == 0 && *p == '}' && obj &&
+			    json_int(obj, p, "\"cpu-index\"", &idx) &&
+			    json_int(obj, p, "\"thread-id\"", &tid) && idx >= 0 && idx <= 65535 &&
+			    tid > 0 && tid <= 0x7fffffff) {
+				tids[n] = (pid_t)tid;
+				vcpus[n++] = (int)idx;
+			}
+		}
 	}
 	return (int)n;
 }
@@ -425,13 +439,12 @@ static pid_t find_pid(struct vmm_lv *lv, const char *name, const uint8_t uuid[16
 	return pid ? pid : vmm_proc__find_uuid(lv->procfs, uuid);
 }
 
-int vmm_lv__pid_of(struct vmm_lv *lv, const uint8_t uuid[16], pid_t *pid)
+int vmm_lv__state(struct vmm_lv *lv, const uint8_t uuid[16], int *lvid)
 {
 	virDomainPtr dom;
-	const char *name;
 	int active;
 
-	*pid = 0;
+	*lvid = -1;
 	dom = virDomainLookupByUUID(lv->conn, uuid);
 	if (!dom) {
 		virErrorPtr e = virGetLastError();
@@ -439,11 +452,10 @@ int vmm_lv__pid_of(struct vmm_lv *lv, const uint8_t uuid[16], pid_t *pid)
 		return e && e->code == VIR_ERR_NO_DOMAIN ? 0 : -EIO;
 	}
 	active = virDomainIsActive(dom);
-	name = virDomainGetName(dom);
-	if (active == 1 && name)
-		*pid = find_pid(lv, name, uuid);
+	if (active == 1)
+		*lvid = (int)virDomainGetID(dom);
 	virDomainFree(dom);
-	return active < 0 ? -EIO : 0;
+	return active < 0 ? -EIO : active;
 }
 
 static struct lv_cache *cache_find(struct vmm_lv *lv, const uint8_t uuid[16], int lvid)
@@ -488,6 +500,7 @@ static int lv_cand(struct vmm_lv *lv, virDomainPtr dom, struct vmm_cand *c, stru
 		free(xml);
 	}
 	c->pid = nc->pid;
+	c->lvid = lvid;
 	c->start = nc->start;
 	c->accel = nc->accel;
 	snprintf(c->agent_socket, sizeof(c->agent_socket), "%s", nc->socket);
@@ -596,11 +609,11 @@ unsigned vmm_lv__drain(struct vmm_lv *lv, struct vmm_lv_event *out, unsigned max
 	return 0;
 }
 
-int vmm_lv__pid_of(struct vmm_lv *lv, const uint8_t uuid[16], pid_t *pid)
+int vmm_lv__state(struct vmm_lv *lv, const uint8_t uuid[16], int *lvid)
 {
 	(void)lv;
 	(void)uuid;
-	*pid = 0;
+	*lvid = -1;
 	return -ENOTSUP;
 }
 

@@ -69,7 +69,9 @@ void vmm_thread__classify(const char *comm, bool qemu, enum dp_thread_role *role
 			}
 			return;
 		}
-		if (!strncmp(buf, "IO ", 3) || !strncmp(buf, "iothread", 8))
+		/* "IO <id>" is an -object iothread; "IO mon_iothread" serves QMP, not devices. */
+		if ((!strncmp(buf, "IO ", 3) && strcmp(buf, "IO mon_iothread")) ||
+		    !strncmp(buf, "iothread", 8))
 			*role = DP_THREAD_IO;
 		return;
 	}

@@ -23,6 +23,7 @@ struct vmm_cand {
 	enum dp_domain_source source;
 	enum dp_domain_accel accel;
 	bool qemu; /* QEMU thread names apply */
+	int lvid;  /* libvirt's id of this run of the domain */
 	char agent_socket[256];
 };
 
@@ -96,8 +97,8 @@ void vmm_lv__close(struct vmm_lv *lv);
 int vmm_lv__list(struct vmm_lv *lv, struct vmm_cand *out, unsigned max, unsigned *n);
 /* Take up to max queued lifecycle events, oldest first. */
 unsigned vmm_lv__drain(struct vmm_lv *lv, struct vmm_lv_event *out, unsigned max);
-/* The QEMU pid of the running domain uuid now, 0 when it is not running, -errno on error. */
-int vmm_lv__pid_of(struct vmm_lv *lv, const uint8_t uuid[16], pid_t *pid);
+/* 1 when domain uuid runs now (*lvid: its libvirt id, new on each start), 0 when not, -errno. */
+int vmm_lv__state(struct vmm_lv *lv, const uint8_t uuid[16], int *lvid);
 /* vCPU threads through QMP query-cpus-fast; number found or -errno. */
 int vmm_lv__qmp_vcpus(struct vmm_lv *lv, const uint8_t uuid[16], pid_t *tids, int *vcpus,
 		      unsigned max);

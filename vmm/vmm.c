@@ -15,11 +15,12 @@
 
 #include "vmm-int.h"
 
-#define DEFAULT_URI	  "qemu:///system"
-#define THREADS_REREAD_NS 1000000000ull
-#define MAX_CANDS	  (VMM_MAX_DOMAINS + VMM_MAX_VMM_PIDS)
-#define MAX_LV_EVENTS	  256
-#define QMP_VCPUS_MAX	  1024
+#define DEFAULT_URI	     "qemu:///system"
+#define THREADS_REREAD_NS    1000000000ull
+#define MAX_CANDS	     (VMM_MAX_DOMAINS + VMM_MAX_VMM_PIDS)
+#define MAX_LV_EVENTS	     256
+#define QMP_VCPUS_MAX	     1024
+#define LIBVIRT_STOP_WAIT_NS 2000000000ull
 
 struct vdom {
 	struct vmm_domain pub;
@@ -31,6 +32,8 @@ struct vdom {
 	unsigned task_nlink;
 	uint64_t threads_ns;
 	uint64_t stopped_ns;
+	uint64_t dead_ns; /* a libvirt domain whose process is gone before libvirt says so */
+	int lvid;
 	unsigned cap_threads;
 	unsigned nqmp;
 	pid_t *qmp_tid;
@@ -260,7 +263,9 @@ static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg);
 
 int vmm__new(const struct vmm_opts *opts, struct vmm **out, char *errbuf, size_t errlen)
 {
-	const char *uri = opts->uri ? opts->uri : DEFAULT_URI;
+	const char *uri = opts->uri	      ? opts->uri
+			  : opts->default_uri ? opts->default_uri
+					      : DEFAULT_URI;
 	char lverr[256] = "";
 	struct vmm *v;
 	int err;
@@ -504,6 +509,7 @@ static int add_domain(struct vmm *v, const struct vmm_cand *c, struct vdom **out
 	d->pub.running = true;
 	snprintf(d->pub.agent_socket, sizeof(d->pub.agent_socket), "%s", c->agent_socket);
 	d->start = c->start;
+	d->lvid = c->lvid;
 	d->qemu = c->qemu;
 	err = refresh_threads(v, d, &changed);
 	if (err) {
@@ -540,12 +546,11 @@ static void stop(struct vdom *d, uint64_t t)
 	d->stopped_ns = t;
 }
 
-/* Gather what the sources see now. *lv_ok: libvirt answered, so its listing is the truth. */
-static unsigned gather(struct vmm *v, bool *lv_ok)
+/* Gather what the sources see now. */
+static unsigned gather(struct vmm *v)
 {
 	unsigned n = 0, got;
 
-	*lv_ok = false;
 	for (unsigned i = 0; i < v->npids && n < MAX_CANDS; i++) {
 		const struct vmm_pid_ent *p = &v->pids[i];
 		struct vmm_cand *c = &v->cands[n];
@@ -570,14 +575,35 @@ static unsigned gather(struct vmm *v, bool *lv_ok)
 		n++;
 	}
 	if (v->lv) {
-		if (vmm_lv__list(v->lv, v->cands + n, MAX_CANDS - n, &got) == 0) {
-			*lv_ok = true;
+		if (vmm_lv__list(v->lv, v->cands + n, MAX_CANDS - n, &got) == 0)
 			n += got;
-		}
 	} else if (vmm_proc__scan_qemu(v->procfs, v->cands + n, MAX_CANDS - n, &got) == 0) {
 		n += got;
 	}
 	return n;
+}
+
+/*
+ * A libvirt domain the listing did not show: libvirt's word decides. Its
+ * process dies before libvirt's STOPPED event, so a dead process of a
+ * domain libvirt still runs waits for that event a little, then counts as
+ * vanished. 0: still running.
+ */
+static enum vmm_event_type libvirt_gone(struct vmm *v, struct vdom *d, bool alive, uint64_t now)
+{
+	int lvid, r = vmm_lv__state(v->lv, d->pub.uuid, &lvid);
+
+	if (r == 0 || (r == 1 && lvid != d->lvid))
+		return VMM_EV_STOPPED;
+	if (alive)
+		return 0;
+	if (r == 1) {
+		if (!d->dead_ns)
+			d->dead_ns = now;
+		if (now - d->dead_ns < LIBVIRT_STOP_WAIT_NS)
+			return 0;
+	}
+	return VMM_EV_VANISHED;
 }
 
 static void free_expired(struct vmm *v, uint64_t now, bool *dirty)
@@ -600,7 +626,7 @@ static void free_expired(struct vmm *v, uint64_t now, bool *dirty)
 static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 {
 	uint64_t now = vmm__now_ns();
-	bool dirty = false, lv_ok;
+	bool dirty = false;
 	unsigned ncand, nev;
 	int err = 0;
 
@@ -621,7 +647,7 @@ static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 		for (unsigned i = 0; i < nev; i++) {
 			const struct vmm_lv_event *e = &v->lvev[i];
 			struct vdom *d = find_running_uuid(v, e->uuid);
-			pid_t pid;
+			int lvid;
 
 			if (!d || e->type == VMM_LV_STARTED)
 				continue;
@@ -631,8 +657,7 @@ static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 			}
 			/* A stop of an earlier run, while the one we know still runs, is old news.
 			 */
-			if (vmm_lv__pid_of(v->lv, e->uuid, &pid) == 0 && pid == d->pub.pid &&
-			    vmm_proc__alive(v->procfs, pid, d->start))
+			if (vmm_lv__state(v->lv, e->uuid, &lvid) == 1 && lvid == d->lvid)
 				continue;
 			stop(d, e->time_ns);
 			dirty = true;
@@ -642,7 +667,7 @@ static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 			break;
 	}
 
-	ncand = gather(v, &lv_ok);
+	ncand = gather(v);
 	now = vmm__now_ns();
 	for (unsigned i = 0; i < v->ndoms; i++)
 		v->doms[i]->seen = false;
@@ -680,19 +705,20 @@ static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 		if (!d->pub.running)
 			continue;
 		alive = vmm_proc__alive(v->procfs, d->pub.pid, d->start);
-		if (!d->seen) {
-			if (!alive) {
+		if (!d->seen && d->pub.source == DP_DOMAIN_SRC_LIBVIRT && v->lv) {
+			enum vmm_event_type what = libvirt_gone(v, d, alive, now);
+
+			if (what) {
 				stop(d, now);
 				dirty = true;
-				emit(cb, arg, VMM_EV_VANISHED, now, d);
-			} else if (lv_ok && d->pub.source == DP_DOMAIN_SRC_LIBVIRT) {
-				/* libvirt no longer lists it: a stop whose event we missed. */
-				stop(d, now);
-				dirty = true;
-				emit(cb, arg, VMM_EV_STOPPED, now, d);
-			}
-			if (!d->pub.running)
+				emit(cb, arg, what, now, d);
 				continue;
+			}
+		} else if (!d->seen && !alive) {
+			stop(d, now);
+			dirty = true;
+			emit(cb, arg, VMM_EV_VANISHED, now, d);
+			continue;
 		}
 		if (!alive)
 			continue;

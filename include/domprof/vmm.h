@@ -69,7 +69,8 @@ struct vmm_opts {
 	bool no_libvirt; /* --no-libvirt */
 	const struct vmm_pid_arg *vmm_pids;
 	unsigned nvmm_pids;
-	const char *procfs; /* NULL: /proc (tests point it elsewhere) */
+	const char *procfs;	 /* NULL: /proc (tests point it elsewhere) */
+	const char *default_uri; /* NULL: qemu:///system; tried when uri is NULL (tests) */
 };
 
 enum vmm_event_type {
