@@ -15,8 +15,10 @@ static void report_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: domprof report [--session-dir DIR] [--symbols] [--domain NAME]\n"
-		"                      [--format text|csv|json] [--event NAME]\n\n"
-		"Print where the samples of a session went, per domain, mode and image,\n"
+		"                      [--format text|csv|json] [--event NAME] [--table "
+		"all|domains]\n\n"
+		"Print where the samples of a session went: first a table per domain (guest\n"
+		"kernel, guest user, VMM overhead, vCPU wait), then per domain, mode and image,\n"
 		"and with --symbols per symbol.\n\n"
 		"  --session-dir DIR   the session to read (default ./%s)\n"
 		"  -l, --symbols       one row per symbol (kernel symbols from the session's\n"
@@ -25,6 +27,7 @@ static void report_usage(FILE *f)
 		"  --domain NAME       only this domain (the host is \"host\")\n"
 		"  --format FORMAT     text (default), csv or json; see doc/report.md\n"
 		"  --event NAME        only this event\n"
+		"  --table TABLE       all (default) or domains: only the per-domain table\n"
 		"  --debuginfo-path P  where to look for separate debuginfo\n"
 		"                      (default \":.debug:/usr/lib/debug\")\n"
 		"  -h, --help          show this help\n",
@@ -33,7 +36,7 @@ static void report_usage(FILE *f)
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_SESSION_DIR = 256, OPT_DOMAIN, OPT_FORMAT, OPT_EVENT, OPT_DEBUGINFO };
+	enum { OPT_SESSION_DIR = 256, OPT_DOMAIN, OPT_FORMAT, OPT_EVENT, OPT_DEBUGINFO, OPT_TABLE };
 	static const struct option longopts[] = {
 		{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
 		{"symbols", no_argument, NULL, 'l'},
@@ -41,6 +44,7 @@ int cmd_report(int argc, char **argv)
 		{"format", required_argument, NULL, OPT_FORMAT},
 		{"event", required_argument, NULL, OPT_EVENT},
 		{"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO},
+		{"table", required_argument, NULL, OPT_TABLE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -75,6 +79,14 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_DEBUGINFO:
 			opts.debuginfo_path = optarg;
+			break;
+		case OPT_TABLE:
+			if (report__parse_table(optarg, &opts.table)) {
+				fprintf(stderr,
+					"domprof report: unknown table '%s' (all or domains)\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			report_usage(stdout);

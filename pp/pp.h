@@ -31,6 +31,7 @@ struct pp_keycount {
 
 struct pp_image {
 	char *domain;
+	size_t dom; /* index in pp_session.doms */
 	char *mode;
 	char *tree;    /* e.g. "samples/current", "domains/d/vmm/samples/current" */
 	char *relpath; /* mangled, relative to the tree, as in meta/images */
@@ -63,6 +64,32 @@ struct pp_stat {
 	uint64_t value;
 };
 
+/* A lifecycle event of a domain (meta/domain "life=NS WHAT"). */
+struct pp_life {
+	uint64_t ns;
+	char what[16];
+};
+
+/* A domain of the session and what its meta/ files say. */
+struct pp_domain {
+	char *name;    /* "host", or the unmangled directory name */
+	char *dir;     /* "domains/D"; NULL for the host */
+	bool selected; /* by the --domain filter */
+	bool has_meta; /* meta/domain was read */
+	bool tainted;
+	char source[16]; /* libvirt, proc, vmm-pid, unknown */
+	char accel[16];	 /* kvm, tcg, unknown */
+	char *uuid;	 /* NULL when unknown */
+	uint64_t pid;
+	bool has_started, has_stopped;
+	uint64_t started_ns, stopped_ns;
+	struct pp_life *life;
+	size_t nlife;
+	bool has_wait; /* meta/vcpu-wait was read */
+	uint64_t wait_ns, run_ns;
+	unsigned vcpu_threads;
+};
+
 struct pp_session {
 	char *path;
 	int dirfd;
@@ -81,6 +108,7 @@ struct pp_session {
 	size_t nimages, capimages;
 	struct strmap image_index; /* "tree\trelpath" -> images[] */
 	char **domains;		   /* every domain of the session, "host" first */
+	struct pp_domain *doms;	   /* the same, with their metadata */
 	size_t ndomains;
 	char **notes;
 	size_t nnotes;

@@ -35,9 +35,29 @@ struct ksyms_entry {
 	struct ksyms *k; /* NULL when missing */
 };
 
+/* One domain's samples of one event, split by where they ran. */
+struct dagg {
+	uint64_t samples;
+	uint64_t guest_kernel, guest_user, guest;
+	uint64_t vmm; /* a domain's host-mode samples: the overhead its VMM causes */
+	uint64_t host_kernel, host_user;
+};
+
+/* A row of the domain table: a selected domain and an event with samples. */
+struct drow {
+	size_t dom;
+	unsigned ev;
+};
+
 struct report {
 	struct pp_session *s;
 	bool symbols;
+	enum report_table table;
+	struct dagg *dagg; /* [dom * nevents + ev] */
+	struct drow *drows;
+	size_t ndrows;
+	/* The other half of a host-only/guest-only pair, or -1. */
+	int pair[DP_MAX_EVENTS];
 	char *event;
 	char *debuginfo_path;
 	struct row *rows;
@@ -65,10 +85,23 @@ int report__parse_format(const char *s, enum report_format *out)
 	return 0;
 }
 
+int report__parse_table(const char *s, enum report_table *out)
+{
+	if (!strcmp(s, "all"))
+		*out = REPORT_TABLE_ALL;
+	else if (!strcmp(s, "domains"))
+		*out = REPORT_TABLE_DOMAINS;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 void report__free(struct report *r)
 {
 	if (!r)
 		return;
+	free(r->dagg);
+	free(r->drows);
 	for (size_t i = 0; i < r->nelfs; i++)
 		elfsym__free(r->elfs[i].e);
 	free(r->elfs);
@@ -343,6 +376,126 @@ static int row__cmp(const void *a, const void *b)
 	return strcmp0(x->symbol, y->symbol);
 }
 
+/* ---- the domain table ---- */
+
+static const struct dagg *dagg__of(const struct report *r, size_t dom, unsigned ev)
+{
+	return &r->dagg[dom * r->s->nevents + ev];
+}
+
+static bool event__is_selected(const char *filter, const struct pp_event *e)
+{
+	return !filter || !strcmp(filter, e->name);
+}
+
+/*
+ * Two events are the halves of one pair when meta/events describes both the
+ * same way but for the host-only and guest-only flags.
+ */
+static void find_pairs(struct report *r)
+{
+	const struct pp_session *s = r->s;
+	const uint32_t halves = DP_EVENT_HOST_ONLY | DP_EVENT_GUEST_ONLY;
+
+	for (size_t i = 0; i < DP_MAX_EVENTS; i++)
+		r->pair[i] = -1;
+	for (size_t h = 0; h < s->nevents; h++) {
+		const struct pp_event *a = &s->events[h];
+
+		if (!a->has_meta || (a->flags & halves) != DP_EVENT_HOST_ONLY)
+			continue;
+		for (size_t g = 0; g < s->nevents; g++) {
+			const struct pp_event *b = &s->events[g];
+
+			if (r->pair[g] >= 0 || !b->has_meta ||
+			    (b->flags & halves) != DP_EVENT_GUEST_ONLY || a->type != b->type ||
+			    a->config != b->config || a->um != b->um || a->period != b->period ||
+			    a->freq != b->freq || (a->flags & ~halves) != (b->flags & ~halves))
+				continue;
+			r->pair[h] = (int)g;
+			r->pair[g] = (int)h;
+			break;
+		}
+	}
+}
+
+static int drow__cmp(const void *x, const void *y, void *arg)
+{
+	const struct report *r = arg;
+	const struct drow *a = x, *b = y;
+	uint64_t sa = dagg__of(r, a->dom, a->ev)->samples, sb = dagg__of(r, b->dom, b->ev)->samples;
+	int c;
+
+	if ((c = strcmp(r->s->events[a->ev].name, r->s->events[b->ev].name)))
+		return c;
+	if (sa != sb)
+		return sa > sb ? -1 : 1;
+	if ((c = strcmp(r->s->doms[a->dom].name, r->s->doms[b->dom].name)))
+		return c;
+	return (a->dom > b->dom) - (a->dom < b->dom);
+}
+
+static int domains__build(struct report *r)
+{
+	const struct pp_session *s = r->s;
+	size_t nev = s->nevents, n = 0;
+
+	find_pairs(r);
+	if (!nev || !s->ndomains)
+		return 0;
+	r->dagg = calloc(s->ndomains * nev, sizeof(*r->dagg));
+	if (!r->dagg)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nimages; i++) {
+		const struct pp_image *im = s->images[i];
+		bool host = !s->doms[im->dom].dir;
+
+		for (size_t e = 0; e < nev; e++) {
+			struct dagg *a = &r->dagg[im->dom * nev + e];
+			uint64_t v = im->totals[e];
+
+			if (!v)
+				continue;
+			a->samples += v;
+			if (!strcmp(im->mode, "guest-kernel"))
+				a->guest_kernel += v;
+			else if (!strcmp(im->mode, "guest-user"))
+				a->guest_user += v;
+			else if (!strcmp(im->mode, "guest"))
+				a->guest += v;
+			else if (!host && !strncmp(im->mode, "host-", 5))
+				a->vmm += v;
+			else if (!strcmp(im->mode, "host-kernel"))
+				a->host_kernel += v;
+			else if (!strcmp(im->mode, "host-user"))
+				a->host_user += v;
+		}
+	}
+	for (size_t e = 0; e < nev; e++)
+		if (s->events[e].total && event__is_selected(r->event, &s->events[e]))
+			for (size_t d = 0; d < s->ndomains; d++)
+				n += s->doms[d].selected;
+	if (!n)
+		return 0;
+	r->drows = calloc(n, sizeof(*r->drows));
+	if (!r->drows)
+		return -ENOMEM;
+	for (size_t e = 0; e < nev; e++) {
+		if (!s->events[e].total || !event__is_selected(r->event, &s->events[e]))
+			continue;
+		for (size_t d = 0; d < s->ndomains; d++)
+			if (s->doms[d].selected)
+				r->drows[r->ndrows++] = (struct drow){d, (unsigned)e};
+	}
+	qsort_r(r->drows, r->ndrows, sizeof(*r->drows), drow__cmp, r);
+	return 0;
+}
+
+static double percent_of(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
 int report__load(const struct report_opts *opts, struct report **out, char *err, size_t errlen)
 {
 	struct pp_filter f = {.domain = opts->domain, .event = opts->event};
@@ -355,6 +508,7 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 		return -ENOMEM;
 	strmap__init(&r->elf_index);
 	r->symbols = opts->symbols;
+	r->table = opts->table;
 	if ((opts->event && !(r->event = strdup(opts->event))) ||
 	    (opts->debuginfo_path && !(r->debuginfo_path = strdup(opts->debuginfo_path)))) {
 		ret = -ENOMEM;
@@ -366,7 +520,7 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 	for (size_t i = 0; i < r->s->nimages && !ret; i++) {
 		struct pp_image *im = r->s->images[i];
 
-		if (r->symbols) {
+		if (r->symbols && r->table != REPORT_TABLE_DOMAINS) {
 			ret = symbolise_image(r, im);
 			continue;
 		}
@@ -374,6 +528,11 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 			if (im->totals[e])
 				ret = row__add(r, im, NULL, (unsigned)e, im->totals[e]);
 	}
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", opts->session_dir, strerror(-ret));
+		goto err_free;
+	}
+	ret = domains__build(r);
 	if (ret) {
 		snprintf(err, errlen, "%s: %s", opts->session_dir, strerror(-ret));
 		goto err_free;
@@ -582,11 +741,255 @@ static void text__table(const struct report *r, FILE *f, size_t from, size_t to)
 	}
 }
 
+/* ---- the domain table, text ---- */
+
+enum { DCOL_MAX = 12, DCELL = 32 };
+
+struct dtext {
+	int ncols;
+	const char *head[DCOL_MAX];
+	int width[DCOL_MAX];
+	size_t nrows;
+	size_t *dom;	     /* per row */
+	uint64_t *sum;	     /* per row: samples of both halves of a pair */
+	char (*cell)[DCELL]; /* [row * DCOL_MAX + col], col 0 (the domain) unused */
+};
+
+static void cell_u64(char *c, bool applies, uint64_t v)
+{
+	if (applies)
+		snprintf(c, DCELL, "%" PRIu64, v);
+	else
+		snprintf(c, DCELL, "-");
+}
+
+/*
+ * One table for event ev (with its guest-only half when it is a pair):
+ * domain, samples (or host-only and guest-only), %, the split, vCPU wait.
+ */
+static void text__domain_table(const struct report *r, FILE *f, size_t from, size_t to)
+{
+	const struct pp_session *s = r->s;
+	unsigned ev = r->drows[from].ev;
+	int g = r->pair[ev];
+	bool pair = g >= 0 && (s->events[ev].flags & DP_EVENT_HOST_ONLY);
+	uint64_t total = s->events[ev].total + (pair ? s->events[g].total : 0);
+	struct dtext t = {0};
+	int c;
+
+	t.nrows = to - from;
+	t.dom = calloc(t.nrows, sizeof(*t.dom));
+	t.sum = calloc(t.nrows, sizeof(*t.sum));
+	t.cell = calloc(t.nrows * DCOL_MAX, sizeof(*t.cell));
+	if (!t.dom || !t.sum || !t.cell)
+		goto out;
+	c = 0;
+	t.head[c++] = "domain";
+	if (pair) {
+		t.head[c++] = "host-only";
+		t.head[c++] = "guest-only";
+	} else {
+		t.head[c++] = "samples";
+	}
+	t.head[c++] = "%";
+	t.head[c++] = "guest-kernel";
+	t.head[c++] = "guest-user";
+	t.head[c++] = "guest";
+	t.head[c++] = "vmm-overhead";
+	t.head[c++] = "host-kernel";
+	t.head[c++] = "host-user";
+	t.head[c++] = "vcpu-wait-s";
+	t.ncols = c;
+	for (size_t i = 0; i < t.nrows; i++) {
+		size_t d = r->drows[from + i].dom;
+		const struct pp_domain *pd = &s->doms[d];
+		struct dagg a = *dagg__of(r, d, ev);
+		bool host = !pd->dir;
+		char(*row)[DCELL] = &t.cell[i * DCOL_MAX];
+		uint64_t gonly = 0;
+
+		if (pair) {
+			const struct dagg *b = dagg__of(r, d, (unsigned)g);
+
+			gonly = b->samples;
+			a.guest_kernel += b->guest_kernel;
+			a.guest_user += b->guest_user;
+			a.guest += b->guest;
+			a.vmm += b->vmm;
+			a.host_kernel += b->host_kernel;
+			a.host_user += b->host_user;
+		}
+		t.dom[i] = d;
+		t.sum[i] = a.samples + gonly;
+		c = 1;
+		cell_u64(row[c++], true, a.samples);
+		if (pair)
+			cell_u64(row[c++], true, gonly);
+		snprintf(row[c++], DCELL, "%.4f", percent_of(a.samples + gonly, total));
+		cell_u64(row[c++], true, a.guest_kernel);
+		cell_u64(row[c++], true, a.guest_user);
+		cell_u64(row[c++], true, a.guest);
+		cell_u64(row[c++], !host, a.vmm);
+		cell_u64(row[c++], host, a.host_kernel);
+		cell_u64(row[c++], host, a.host_user);
+		if (!host && pd->has_wait)
+			snprintf(row[c++], DCELL, "%.3f", (double)pd->wait_ns / 1e9);
+		else
+			snprintf(row[c++], DCELL, "-");
+	}
+	/* A pair's rows go by both halves together, as its % column. */
+	for (size_t i = 1; pair && i < t.nrows; i++) {
+		for (size_t k = i; k > 0 && t.sum[k] > t.sum[k - 1]; k--) {
+			char tmp[DCOL_MAX][DCELL];
+			size_t td = t.dom[k];
+			uint64_t ts = t.sum[k];
+
+			memcpy(tmp, &t.cell[k * DCOL_MAX], sizeof(tmp));
+			memcpy(&t.cell[k * DCOL_MAX], &t.cell[(k - 1) * DCOL_MAX], sizeof(tmp));
+			memcpy(&t.cell[(k - 1) * DCOL_MAX], tmp, sizeof(tmp));
+			t.dom[k] = t.dom[k - 1];
+			t.dom[k - 1] = td;
+			t.sum[k] = t.sum[k - 1];
+			t.sum[k - 1] = ts;
+		}
+	}
+	for (c = 0; c < t.ncols; c++) {
+		t.width[c] = (int)strlen(t.head[c]);
+		for (size_t i = 0; i < t.nrows; i++) {
+			int w = c ? (int)strlen(t.cell[i * DCOL_MAX + c])
+				  : text__width(s->doms[t.dom[i]].name);
+
+			t.width[c] = w > t.width[c] ? w : t.width[c];
+		}
+	}
+	fputs("Domains", f);
+	if (pair) {
+		fputs(", ", f);
+		text__str(f, s->events[ev].name, 0);
+		fputs(" (host-only) and ", f);
+		text__str(f, s->events[g].name, 0);
+		fputs(" (guest-only)", f);
+	} else if (r->ndrows > t.nrows) {
+		fputs(", ", f);
+		text__str(f, s->events[ev].name, 0);
+	}
+	fputs(":\n", f);
+	for (c = 0; c < t.ncols; c++)
+		fprintf(f, "%-*s%s", c + 1 < t.ncols ? t.width[c] : 0, t.head[c],
+			c + 1 < t.ncols ? "  " : "\n");
+	for (size_t i = 0; i < t.nrows; i++) {
+		text__str(f, s->doms[t.dom[i]].name, t.width[0]);
+		for (c = 1; c < t.ncols; c++)
+			fprintf(f, "  %-*s", c + 1 < t.ncols ? t.width[c] : 0,
+				t.cell[i * DCOL_MAX + c]);
+		fputc('\n', f);
+	}
+out:
+	free(t.dom);
+	free(t.sum);
+	free(t.cell);
+}
+
+static void text__when(const struct pp_session *s, FILE *f, uint64_t ns)
+{
+	if (s->has_start && ns >= s->start_ns)
+		fprintf(f, "+%.3f s", (double)(ns - s->start_ns) / 1e9);
+	else
+		fprintf(f, "%" PRIu64 " ns", ns);
+}
+
+/* The start of a domain's note line, or the separator before its next item. */
+static void note__sep(FILE *f, const struct pp_domain *pd, bool *any)
+{
+	if (*any) {
+		fputs(", ", f);
+		return;
+	}
+	fputs("Domain ", f);
+	text__str(f, pd->name, 0);
+	fputs(": ", f);
+	*any = true;
+}
+
+/*
+ * A line per domain whose metadata says something a reader of the numbers
+ * should know: tainted, found without libvirt, run under TCG, started late,
+ * stopped, rebooted or vanished during the session.
+ */
+static void text__domain_notes(const struct report *r, FILE *f)
+{
+	const struct pp_session *s = r->s;
+
+	for (size_t d = 0; d < s->ndomains; d++) {
+		const struct pp_domain *pd = &s->doms[d];
+		bool any = false;
+		size_t shown = 0, skipped = 0;
+
+		if (!pd->selected || !pd->has_meta)
+			continue;
+		if (pd->tainted) {
+			note__sep(f, pd, &any);
+			fputs("tainted (QMP was used to find its vCPU threads)", f);
+		}
+		if (!strcmp(pd->source, "proc")) {
+			note__sep(f, pd, &any);
+			fputs("found as a QEMU process in /proc (not through libvirt)", f);
+		}
+		if (!strcmp(pd->accel, "tcg")) {
+			note__sep(f, pd, &any);
+			fputs("TCG (the split between guest code and QEMU helpers is approximate)",
+			      f);
+		}
+		for (size_t i = 0; i < pd->nlife; i++) {
+			const struct pp_life *l = &pd->life[i];
+
+			/* Found running at the start of the session is the ordinary case. */
+			if (!strcmp(l->what, "started") &&
+			    (!s->has_start || l->ns < s->start_ns + 1000000000ull))
+				continue;
+			if (shown == 8) {
+				skipped++;
+				continue;
+			}
+			note__sep(f, pd, &any);
+			text__str(f, l->what, 0);
+			fputs(" at ", f);
+			text__when(s, f, l->ns);
+			shown++;
+		}
+		if (skipped)
+			fprintf(f, " and %zu more", skipped);
+		if (any)
+			fputc('\n', f);
+	}
+}
+
+static void text__domains(const struct report *r, FILE *f)
+{
+	for (size_t i = 0; i < r->ndrows;) {
+		size_t j = i;
+		unsigned ev = r->drows[i].ev;
+
+		while (j < r->ndrows && r->drows[j].ev == ev)
+			j++;
+		/* A pair's guest-only half is shown with its host-only half. */
+		if (!(r->pair[ev] >= 0 && (r->s->events[ev].flags & DP_EVENT_GUEST_ONLY))) {
+			fputc('\n', f);
+			text__domain_table(r, f, i, j);
+		}
+		i = j;
+	}
+	text__domain_notes(r, f);
+}
+
 static void report__text(const struct report *r, FILE *f)
 {
 	size_t nsel = 0;
 
 	text__header(r, f);
+	text__domains(r, f);
+	if (r->table == REPORT_TABLE_DOMAINS)
+		return;
 	for (size_t e = 0; e < r->s->nevents; e++)
 		nsel += event__selected(r, &r->s->events[e]);
 	if (!r->nrows) {
@@ -611,8 +1014,62 @@ static void report__text(const struct report *r, FILE *f)
 	}
 }
 
+static void domains__csv(const struct report *r, FILE *f)
+{
+	const struct pp_session *s = r->s;
+
+	fputs("domain,samples,percent,guest_kernel,guest_user,guest,vmm_overhead,host_kernel,"
+	      "host_user,vcpu_wait_ns,event\n",
+	      f);
+	for (size_t i = 0; i < r->ndrows; i++) {
+		const struct drow *w = &r->drows[i];
+		const struct pp_domain *pd = &s->doms[w->dom];
+		const struct dagg *a = dagg__of(r, w->dom, w->ev);
+
+		csv__field(f, pd->name);
+		fprintf(f,
+			",%" PRIu64 ",%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 ",",
+			a->samples, percent_of(a->samples, s->events[w->ev].total), a->guest_kernel,
+			a->guest_user, a->guest, a->vmm, a->host_kernel, a->host_user,
+			pd->dir && pd->has_wait ? pd->wait_ns : 0);
+		csv__field(f, s->events[w->ev].name);
+		fputc('\n', f);
+	}
+}
+
+static void domains__json(const struct report *r, FILE *f)
+{
+	const struct pp_session *s = r->s;
+
+	fputs("\"domains\":[", f);
+	for (size_t i = 0; i < r->ndrows; i++) {
+		const struct drow *w = &r->drows[i];
+		const struct pp_domain *pd = &s->doms[w->dom];
+		const struct dagg *a = dagg__of(r, w->dom, w->ev);
+
+		fputs(i ? ",\n{\"domain\":" : "\n{\"domain\":", f);
+		json__str(f, pd->name);
+		fprintf(f,
+			",\"samples\":%" PRIu64 ",\"percent\":%.4f,\"guest_kernel\":%" PRIu64
+			",\"guest_user\":%" PRIu64 ",\"guest\":%" PRIu64
+			",\"vmm_overhead\":%" PRIu64 ",\"host_kernel\":%" PRIu64
+			",\"host_user\":%" PRIu64 ",\"vcpu_wait_ns\":%" PRIu64 ",\"event\":",
+			a->samples, percent_of(a->samples, s->events[w->ev].total), a->guest_kernel,
+			a->guest_user, a->guest, a->vmm, a->host_kernel, a->host_user,
+			pd->dir && pd->has_wait ? pd->wait_ns : 0);
+		json__str(f, s->events[w->ev].name);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
 static void report__csv(const struct report *r, FILE *f)
 {
+	if (r->table == REPORT_TABLE_DOMAINS) {
+		domains__csv(r, f);
+		return;
+	}
 	fputs(r->symbols ? "domain,mode,image,symbol,samples,percent,event\n"
 			 : "domain,mode,image,samples,percent,event\n",
 	      f);
@@ -642,6 +1099,12 @@ static void report__json(const struct report *r, FILE *f)
 
 	fputs("{\"session\":", f);
 	json__str(f, s->path);
+	if (r->table == REPORT_TABLE_DOMAINS) {
+		fputc(',', f);
+		domains__json(r, f);
+		fputs("}\n", f);
+		return;
+	}
 	if (s->has_start)
 		fprintf(f, ",\"start_ns\":%" PRIu64, s->start_ns);
 	if (s->has_end)
@@ -695,7 +1158,9 @@ static void report__json(const struct report *r, FILE *f)
 		json__str(f, w->event);
 		fputc('}', f);
 	}
-	fputs("]}\n", f);
+	fputs("],", f);
+	domains__json(r, f);
+	fputs("}\n", f);
 }
 
 int report__write(const struct report *r, enum report_format fmt, FILE *f)

@@ -237,9 +237,15 @@ void pp_session__free(struct pp_session *s)
 	for (size_t i = 0; i < s->nstats; i++)
 		free(s->stats[i].key);
 	free(s->stats);
-	for (size_t i = 0; i < s->ndomains; i++)
+	for (size_t i = 0; i < s->ndomains; i++) {
 		free(s->domains[i]);
+		free(s->doms[i].name);
+		free(s->doms[i].dir);
+		free(s->doms[i].uuid);
+		free(s->doms[i].life);
+	}
 	free(s->domains);
+	free(s->doms);
 	for (size_t i = 0; i < s->nnotes; i++)
 		free(s->notes[i]);
 	free(s->notes);
@@ -522,6 +528,7 @@ struct walk {
 	const struct pp_filter *filter;
 	struct meta_images *mi;
 	const char *domain;
+	size_t dom;
 	const char *tree;
 	bool guest;
 	char path[PP_MAX_PATH];
@@ -630,6 +637,7 @@ static struct pp_image *image__get(struct walk *w, const char *relpath)
 	if (!im)
 		goto err_key;
 	im->domain = strdup(w->domain);
+	im->dom = w->dom;
 	im->tree = strdup(w->tree);
 	im->relpath = strdup(relpath);
 	if (!im->domain || !im->tree || !im->relpath)
@@ -858,6 +866,7 @@ static int walk_tree(struct walk *w, const char *tree, const char *domain, bool 
 
 	w->tree = tree;
 	w->domain = domain;
+	w->dom = w->s->ndomains - 1;
 	w->guest = guest;
 	w->path[0] = '\0';
 	fd = session__openat(w->s->dirfd, tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
@@ -868,8 +877,10 @@ static int walk_tree(struct walk *w, const char *tree, const char *domain, bool 
 	return walk_dir(w, fd, 0, 0);
 }
 
-static int add_domain(struct pp_session *s, const char *name)
+/* 1 when added, 0 when there are too many, -ENOMEM. */
+static int add_domain(struct pp_session *s, const char *name, const char *dir, bool selected)
 {
+	struct pp_domain *pd;
 	char **p;
 
 	if (s->ndomains >= PP_MAX_DOMAINS)
@@ -878,10 +889,133 @@ static int add_domain(struct pp_session *s, const char *name)
 	if (!p)
 		return -ENOMEM;
 	s->domains = p;
-	s->domains[s->ndomains] = strdup(name);
-	if (!s->domains[s->ndomains])
+	pd = reallocarray(s->doms, s->ndomains + 1, sizeof(*pd));
+	if (!pd)
 		return -ENOMEM;
+	s->doms = pd;
+	pd = &s->doms[s->ndomains];
+	memset(pd, 0, sizeof(*pd));
+	pd->selected = selected;
+	snprintf(pd->source, sizeof(pd->source), "unknown");
+	snprintf(pd->accel, sizeof(pd->accel), "unknown");
+	s->domains[s->ndomains] = strdup(name);
+	pd->name = strdup(name);
+	if (dir && asprintf(&pd->dir, "domains/%s", dir) < 0)
+		pd->dir = NULL;
+	if (!s->domains[s->ndomains] || !pd->name || (dir && !pd->dir)) {
+		free(s->domains[s->ndomains]);
+		free(pd->name);
+		free(pd->dir);
+		return -ENOMEM;
+	}
 	s->ndomains++;
+	return 1;
+}
+
+#define PP_MAX_LIFE 1024
+
+/* meta/domain: key=value lines (doc/session-layout.md); unknown keys are skipped. */
+static int domain_line(struct pp_session *s, char *line, void *arg)
+{
+	struct pp_domain *pd = arg;
+	char *eq = strchr(line, '='), *val;
+	uint64_t v;
+
+	(void)s;
+	if (!eq || eq == line)
+		return 0;
+	*eq = '\0';
+	val = eq + 1;
+	if (meta__unescape(val) < 0)
+		return 0;
+	if (!strcmp(line, "uuid")) {
+		if (strcmp(val, "-") && strlen(val) == 36 && !pd->uuid)
+			pd->uuid = strdup(val);
+	} else if (!strcmp(line, "source")) {
+		snprintf(pd->source, sizeof(pd->source), "%.15s", val);
+	} else if (!strcmp(line, "accel")) {
+		snprintf(pd->accel, sizeof(pd->accel), "%.15s", val);
+	} else if (!strcmp(line, "tainted")) {
+		pd->tainted = !strcmp(val, "1");
+	} else if (!strcmp(line, "pid")) {
+		if (parse_u64(val, 10, &v))
+			return 0;
+		pd->pid = v;
+	} else if (!strcmp(line, "started_ns")) {
+		if (parse_u64(val, 10, &pd->started_ns))
+			return 0;
+		pd->has_started = true;
+	} else if (!strcmp(line, "stopped_ns")) {
+		if (parse_u64(val, 10, &pd->stopped_ns))
+			return 0;
+		pd->has_stopped = true;
+	} else if (!strcmp(line, "life")) {
+		char *sp = strchr(val, ' ');
+		struct pp_life *p;
+
+		if (!sp || pd->nlife >= PP_MAX_LIFE)
+			return 0;
+		*sp = '\0';
+		if (parse_u64(val, 10, &v) || strlen(sp + 1) >= sizeof(p->what))
+			return 0;
+		p = reallocarray(pd->life, pd->nlife + 1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		pd->life = p;
+		p[pd->nlife].ns = v;
+		snprintf(p[pd->nlife].what, sizeof(p->what), "%s", sp + 1);
+		pd->nlife++;
+	}
+	return 1;
+}
+
+/* meta/vcpu-wait: vcpu tid wait_ns run_ns */
+static int wait_line(struct pp_session *s, char *line, void *arg)
+{
+	struct pp_domain *pd = arg;
+	uint64_t vcpu, tid, wait, run;
+	char *f[5];
+
+	(void)s;
+	if (meta__split(line, f, 5) != 4 || parse_u64(f[0], 10, &vcpu) ||
+	    parse_u64(f[1], 10, &tid) || parse_u64(f[2], 10, &wait) || parse_u64(f[3], 10, &run))
+		return 0;
+	pd->wait_ns = pd->wait_ns + wait < pd->wait_ns ? UINT64_MAX : pd->wait_ns + wait;
+	pd->run_ns = pd->run_ns + run < pd->run_ns ? UINT64_MAX : pd->run_ns + run;
+	pd->vcpu_threads++;
+	pd->has_wait = true;
+	return 1;
+}
+
+static int read_domain_meta(struct pp_session *s, struct pp_domain *pd)
+{
+	uint64_t bad = 0;
+	char *path;
+	int r;
+
+	if (asprintf(&path, "%s/meta/domain", pd->dir) < 0)
+		return -ENOMEM;
+	r = for_each_line(s, s->dirfd, path, domain_line, pd, &bad);
+	if (r == 0)
+		pd->has_meta = true;
+	else if (r != -ENOENT && r != -ENOMEM)
+		r = pp_session__note(s, "%s: %s", path, strerror(-r));
+	free(path);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (asprintf(&path, "%s/meta/vcpu-wait", pd->dir) < 0)
+		return -ENOMEM;
+	r = for_each_line(s, s->dirfd, path, wait_line, pd, &bad);
+	if (r == 0)
+		pd->has_wait = true;
+	else if (r != -ENOENT && r != -ENOMEM)
+		r = pp_session__note(s, "%s: %s", path, strerror(-r));
+	free(path);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (bad)
+		return pp_session__note(s, "%s: %" PRIu64 " malformed metadata lines skipped",
+					pd->dir, bad);
 	return 0;
 }
 
@@ -940,23 +1074,28 @@ static int read_trees(struct pp_session *s, const struct pp_filter *filter, stru
 	w->s = s;
 	w->filter = filter;
 	w->mi = mi;
-	ret = add_domain(s, "host");
-	if (!ret && (!filter->domain || !strcmp(filter->domain, "host")))
-		ret = walk_tree(w, "samples/current", "host", false);
+	ret = add_domain(s, "host", NULL, !filter->domain || !strcmp(filter->domain, "host"));
+	if (ret > 0)
+		ret = s->doms[0].selected ? walk_tree(w, "samples/current", "host", false) : 0;
 	if (!ret)
 		ret = list_domains(s, &dirs, &ndirs);
 	for (size_t i = 0; !ret && i < ndirs; i++) {
 		char *name = strdup(dirs[i]), *tree = NULL;
+		int added;
 
 		if (!name) {
 			ret = -ENOMEM;
 			break;
 		}
 		unmangle(name);
-		ret = add_domain(s, name);
-		if (!ret && filter->domain && strcmp(filter->domain, name) &&
-		    strcmp(filter->domain, dirs[i]))
+		added = add_domain(s, name, dirs[i],
+				   !filter->domain || !strcmp(filter->domain, name) ||
+					   !strcmp(filter->domain, dirs[i]));
+		if (added < 0)
+			ret = added;
+		if (added <= 0 || !s->doms[s->ndomains - 1].selected)
 			goto next;
+		ret = read_domain_meta(s, &s->doms[s->ndomains - 1]);
 		/* A domain's own meta/images, if it has one, describes its trees. */
 		if (!ret && asprintf(&tree, "domains/%s/meta/images", dirs[i]) >= 0) {
 			uint64_t bad = 0;
@@ -1052,7 +1191,7 @@ int pp_session__read(const char *path, const struct pp_filter *filter, struct pp
 		bool found = false;
 
 		for (size_t i = 0; i < s->ndomains; i++)
-			found |= !strcmp(s->domains[i], filter->domain);
+			found |= s->doms[i].selected;
 		if (!found) {
 			seterr(err, errlen, "no domain '%s' in %s", filter->domain, path);
 			ret = -ESRCH;

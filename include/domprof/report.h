@@ -16,18 +16,27 @@ enum report_format {
 	REPORT_JSON,
 };
 
+/* Which tables report__write() prints. */
+enum report_table {
+	REPORT_TABLE_ALL,     /* the domain table, then the per-image or per-symbol rows */
+	REPORT_TABLE_DOMAINS, /* only the domain table (--table domains) */
+};
+
 struct report_opts {
 	const char *session_dir;
 	const char *domain;	    /* NULL: all domains */
 	const char *event;	    /* NULL: all events */
 	const char *debuginfo_path; /* libdwfl search path; NULL: the default */
 	bool symbols;
+	enum report_table table;
 };
 
 struct report;
 
 /* "text", "csv" or "json"; -EINVAL otherwise. */
 int report__parse_format(const char *s, enum report_format *out);
+/* "all" or "domains"; -EINVAL otherwise. */
+int report__parse_table(const char *s, enum report_table *out);
 
 /*
  * Read the session and resolve symbols. On error returns -errno and err holds

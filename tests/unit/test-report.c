@@ -27,6 +27,8 @@
 static char sess[] = "/tmp/dp-test-report-XXXXXX";
 static char empty[] = "/tmp/dp-test-report-empty-XXXXXX";
 static char notsess[] = "/tmp/dp-test-report-not-XXXXXX";
+static char dsess[] = "/tmp/dp-test-report-dom-XXXXXX";
+static char psess[] = "/tmp/dp-test-report-pair-XXXXXX";
 
 /* A file path no one will have: every byte that CSV, JSON and text must escape. */
 #define HOSTILE_PATH                                                                               \
@@ -52,13 +54,90 @@ static void put_samples(int dfd, const char *rel, int is_kernel, uint32_t count,
 	odb__close(db);
 }
 
+#define TAILC  "/cpu-clock.250000.0.all.all.all"
+#define GK     "{anon:guest}/[guest-kernel]"
+#define GU     "{anon:guest}/[guest-user]"
+#define GG     "{anon:guest}/[guest]"
+#define QEMU   "{root}/nonexistent/qemu"
+#define VMLX   "{kern}/vmlinux"
+#define IMG(x) x "/{dep}/" x
+
+/*
+ * Host and two domains: 30 host-kernel and 25 host-user samples; web with 10
+ * guest-kernel, 15 guest-user and 10 of VMM overhead, 2 s of vCPU wait;
+ * "db\nx" with 10 TCG guest samples.
+ */
+static int setup_domains(void)
+{
+	int dfd = open(dsess, O_RDONLY | O_DIRECTORY);
+
+	if (dfd < 0)
+		return -1;
+	put_meta(dfd, "meta/session",
+		 "domprof-session 1\nstart_ns=1000000000\nend_ns=11000000000\nncpus=2\n"
+		 "timer_mode=1\nseparate=none\ncomplete=1\n");
+	put_meta(dfd, "meta/events", "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n");
+	put_meta(dfd, "meta/stats", "samples=100\n");
+	put_samples(dfd, "samples/current/" IMG(VMLX) TAILC, 1, 250000,
+		    (const uint64_t[]){0x10, 20, 0x20, 10}, 2);
+	put_samples(dfd,
+		    "samples/current/{root}/nonexistent/app/{dep}/{root}/nonexistent/app" TAILC, 0,
+		    250000, (const uint64_t[]){0x100, 25}, 1);
+	put_samples(dfd, "domains/web/samples/current/" IMG(GK) TAILC, 0, 250000,
+		    (const uint64_t[]){0xffffffff81001000, 10}, 1);
+	put_samples(dfd, "domains/web/samples/current/" IMG(GU) TAILC, 0, 250000,
+		    (const uint64_t[]){0x401000, 12, 0x402000, 3}, 2);
+	put_samples(dfd, "domains/web/vmm/samples/current/" IMG(QEMU) TAILC, 0, 250000,
+		    (const uint64_t[]){0x5000, 6}, 1);
+	put_samples(dfd, "domains/web/vmm/samples/current/" IMG(VMLX) TAILC, 1, 250000,
+		    (const uint64_t[]){0x10, 4}, 1);
+	put_meta(dfd, "domains/web/meta/domain",
+		 "name=web\nuuid=11223344-5566-7788-99aa-bbccddeeff00\nsource=libvirt\n"
+		 "accel=kvm\ntainted=0\npid=500\nstarted_ns=1000000000\nstopped_ns=6000000000\n"
+		 "life=1000000000 started\nlife=6000000000 stopped\n");
+	put_meta(dfd, "domains/web/meta/vcpu-wait",
+		 "0\t501\t1500000000\t100\n1\t502\t500000000\t100\n");
+	put_samples(dfd, "domains/db%0Ax/samples/current/" IMG(GG) TAILC, 0, 250000,
+		    (const uint64_t[]){0x7000, 10}, 1);
+	put_meta(dfd, "domains/db%0Ax/meta/domain",
+		 "name=db%0Ax\nuuid=-\nsource=proc\naccel=tcg\ntainted=1\npid=600\n"
+		 "started_ns=3500000000\nlife=3500000000 started\n");
+	close(dfd);
+
+	/* A PMU session: cycles as a host-only / guest-only pair. */
+	dfd = open(psess, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0)
+		return -1;
+	put_meta(dfd, "meta/session",
+		 "domprof-session 1\nstart_ns=1000000000\nend_ns=2000000000\nncpus=2\n"
+		 "timer_mode=0\nseparate=none\ncomplete=1\n");
+	put_meta(dfd, "meta/stats", "samples=100\n");
+	put_meta(dfd, "meta/events",
+		 "0\tcycles\t0\t0\t100000\t0\t0\t11\n"
+		 "1\tcycles:guest\t0\t0\t100000\t0\t0\t19\n");
+	put_samples(dfd, "samples/current/" IMG(VMLX) "/cycles.100000.0.all.all.all", 1, 100000,
+		    (const uint64_t[]){0x10, 40}, 1);
+	put_samples(dfd,
+		    "domains/web/vmm/samples/current/" IMG(QEMU) "/cycles.100000.0.all.all.all", 0,
+		    100000, (const uint64_t[]){0x10, 10}, 1);
+	put_samples(dfd,
+		    "domains/web/samples/current/" IMG(GK) "/cycles:guest.100000.0.all.all.all", 0,
+		    100000, (const uint64_t[]){0x10, 30}, 1);
+	put_samples(dfd,
+		    "domains/web/samples/current/" IMG(GU) "/cycles:guest.100000.0.all.all.all", 0,
+		    100000, (const uint64_t[]){0x10, 20}, 1);
+	close(dfd);
+	return 0;
+}
+
 static int setup_all(void **state)
 {
 	char line[1024], esc[512];
 	int dfd;
 
 	(void)state;
-	if (!mkdtemp(sess) || !mkdtemp(empty) || !mkdtemp(notsess))
+	if (!mkdtemp(sess) || !mkdtemp(empty) || !mkdtemp(notsess) || !mkdtemp(dsess) ||
+	    !mkdtemp(psess) || setup_domains())
 		return -1;
 	dfd = open(sess, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
@@ -142,7 +221,8 @@ static int teardown_all(void **state)
 	char cmd[512];
 
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s'", sess, empty, notsess);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s' '%s' '%s'", sess, empty, notsess, dsess,
+		 psess);
 	return system(cmd) ? -1 : 0;
 }
 
@@ -305,6 +385,155 @@ static void test_json(void **state)
 	free(out);
 }
 
+#define DOM_HEADER                                                                                 \
+	"domain,samples,percent,guest_kernel,guest_user,guest,vmm_overhead,host_kernel,host_user," \
+	"vcpu_wait_ns,event\n"
+
+static void test_domain_table_csv(void **state)
+{
+	struct report_opts o = {.session_dir = dsess, .table = REPORT_TABLE_DOMAINS};
+	char *out;
+
+	(void)state;
+	out = run_report(&o, REPORT_CSV);
+	assert_string_equal(out, DOM_HEADER "host,55,55.0000,0,0,0,0,30,25,0,cpu-clock\n"
+					    "web,35,35.0000,10,15,0,10,0,0,2000000000,cpu-clock\n"
+					    "\"db\nx\",10,10.0000,0,0,10,0,0,0,0,cpu-clock\n");
+	free(out);
+
+	/* --domain narrows the table too; percentages are of the selection */
+	o.domain = "web";
+	out = run_report(&o, REPORT_CSV);
+	assert_string_equal(out,
+			    DOM_HEADER "web,35,100.0000,10,15,0,10,0,0,2000000000,cpu-clock\n");
+	free(out);
+
+	/* the old table is unchanged without --table */
+	o.table = REPORT_TABLE_ALL;
+	o.symbols = true;
+	out = run_report(&o, REPORT_CSV);
+	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event\n"
+				 "web,guest-user,[guest-user],[unknown],15,42.8571,cpu-clock\n"
+				 "web,guest-kernel,[guest-kernel],[unknown],10,28.5714,cpu-clock\n"
+				 "web,host-user,/nonexistent/qemu,[unknown],6,17.1429,cpu-clock\n"
+				 "web,host-kernel,vmlinux,[unknown],4,11.4286,cpu-clock\n");
+	free(out);
+
+	o.domain = NULL;
+	o.symbols = false;
+	out = run_report(&o, REPORT_CSV);
+	assert_string_equal(out, "domain,mode,image,samples,percent,event\n"
+				 "host,host-kernel,vmlinux,30,30.0000,cpu-clock\n"
+				 "host,host-user,/nonexistent/app,25,25.0000,cpu-clock\n"
+				 "web,guest-user,[guest-user],15,15.0000,cpu-clock\n"
+				 "\"db\nx\",guest,[guest],10,10.0000,cpu-clock\n"
+				 "web,guest-kernel,[guest-kernel],10,10.0000,cpu-clock\n"
+				 "web,host-user,/nonexistent/qemu,6,6.0000,cpu-clock\n"
+				 "web,host-kernel,vmlinux,4,4.0000,cpu-clock\n");
+	free(out);
+}
+
+static void test_domain_table_text(void **state)
+{
+	struct report_opts o = {.session_dir = dsess};
+	char *out, *table, *images;
+
+	(void)state;
+	out = run_report(&o, REPORT_TEXT);
+	table = strstr(out, "\nDomains:\n");
+	images = strstr(out, "samples  %         domain");
+	assert_non_null(table);
+	assert_non_null(images);
+	/* the report opens with the domain table, before the image rows */
+	assert_true(table < images);
+	assert_non_null(strstr(
+		out, "\nDomains:\n"
+		     "domain   samples  %        guest-kernel  guest-user  guest  vmm-overhead  "
+		     "host-kernel  host-user  vcpu-wait-s\n"
+		     "host     55       55.0000  0             0           0      -             "
+		     "30           25         -\n"
+		     "web      35       35.0000  10            15          0      10            "
+		     "-            -          2.000\n"
+		     "db\\x0ax  10       10.0000  0             0           10     0             "
+		     "-            -          -\n"));
+	assert_non_null(strstr(out, "\nDomain web: stopped at +5.000 s\n"));
+	assert_non_null(strstr(out, "\nDomain db\\x0ax: tainted (QMP was used to find its vCPU "
+				    "threads), found as a QEMU process in /proc (not through "
+				    "libvirt), TCG (the split between guest code and QEMU helpers "
+				    "is approximate), started at +2.500 s\n"));
+	free(out);
+
+	/* --table domains: the header and the table, no image rows */
+	o.table = REPORT_TABLE_DOMAINS;
+	o.domain = "db\nx";
+	out = run_report(&o, REPORT_TEXT);
+	assert_non_null(strstr(out, "\nDomains:\n"));
+	assert_non_null(strstr(out, "\ndb\\x0ax  10       100.0000"));
+	assert_null(strstr(out, "\nhost "));
+	assert_null(strstr(out, "Domain web"));
+	assert_null(strstr(out, "samples  %         domain"));
+	free(out);
+}
+
+static void test_domain_table_json(void **state)
+{
+	static const char script[] =
+		"import json,sys\n"
+		"d = json.load(open(sys.argv[1], encoding=\"utf-8\"))\n"
+		"dom = d[\"domains\"]\n"
+		"assert [x[\"domain\"] for x in dom] == [\"host\", \"web\", \"db\\nx\"], dom\n"
+		"assert dom[1] == {\"domain\": \"web\", \"samples\": 35, \"percent\": 35.0, "
+		"\"guest_kernel\": 10, \"guest_user\": 15, \"guest\": 0, \"vmm_overhead\": 10, "
+		"\"host_kernel\": 0, \"host_user\": 0, \"vcpu_wait_ns\": 2000000000, "
+		"\"event\": \"cpu-clock\"}, dom[1]\n"
+		"assert len(d[\"rows\"]) == 7\n";
+	struct report_opts o = {.session_dir = dsess};
+	char *out;
+
+	(void)state;
+	if (system("command -v python3 >/dev/null")) {
+		print_message("# skipping: python3 is not installed\n");
+		skip();
+	}
+	out = run_report(&o, REPORT_JSON);
+	assert_int_equal(python_check(out, script), 0);
+	free(out);
+	o.table = REPORT_TABLE_DOMAINS;
+	out = run_report(&o, REPORT_JSON);
+	assert_null(strstr(out, "\"rows\""));
+	assert_non_null(strstr(out, "\"domains\":["));
+	free(out);
+}
+
+/* With a PMU, the host-only and guest-only counters of an event are separate columns. */
+static void test_domain_table_pair(void **state)
+{
+	struct report_opts o = {.session_dir = psess};
+	char *out;
+
+	(void)state;
+	out = run_report(&o, REPORT_TEXT);
+	assert_non_null(strstr(out,
+			       "\nDomains, cycles (host-only) and cycles:guest (guest-only):\n"
+			       "domain  host-only  guest-only  %        guest-kernel  guest-user  "
+			       "guest  vmm-overhead  host-kernel  host-user  vcpu-wait-s\n"
+			       "web     10         50          60.0000  30            20          "
+			       "0      10            -            -          -\n"
+			       "host    40         0           40.0000  0             0           "
+			       "0      -             40           0          -\n"));
+	/* one table for the pair, not one per half */
+	assert_null(strstr(out, "Domains, cycles:guest"));
+	free(out);
+
+	o.table = REPORT_TABLE_DOMAINS;
+	out = run_report(&o, REPORT_CSV);
+	assert_string_equal(out, DOM_HEADER "host,40,80.0000,0,0,0,0,40,0,0,cycles\n"
+					    "web,10,20.0000,0,0,0,10,0,0,0,cycles\n"
+					    "web,50,100.0000,30,20,0,0,0,0,0,cycles:guest\n"
+					    "host,0,0.0000,0,0,0,0,0,0,0,cycles:guest\n");
+	free(out);
+}
+
 static void test_empty_and_not_a_session(void **state)
 {
 	struct report_opts o = {.session_dir = empty};
@@ -333,9 +562,16 @@ static void test_empty_and_not_a_session(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_csv_images), cmocka_unit_test(test_csv_symbols),
-		cmocka_unit_test(test_filters),	   cmocka_unit_test(test_text),
-		cmocka_unit_test(test_json),	   cmocka_unit_test(test_empty_and_not_a_session),
+		cmocka_unit_test(test_csv_images),
+		cmocka_unit_test(test_csv_symbols),
+		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_empty_and_not_a_session),
+		cmocka_unit_test(test_domain_table_csv),
+		cmocka_unit_test(test_domain_table_text),
+		cmocka_unit_test(test_domain_table_json),
+		cmocka_unit_test(test_domain_table_pair),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);
