@@ -215,6 +215,7 @@ struct vmm_lv {
 	int cb_life, cb_reboot;
 	struct lv_cache *cache;
 	unsigned ncache;
+	uint64_t retry_ns;
 };
 
 static pthread_once_t loop_once = PTHREAD_ONCE_INIT;
@@ -309,10 +310,60 @@ static void queue_unref(void *opaque)
 	}
 }
 
+static void queue_ref(struct lv_queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->refs++;
+	pthread_mutex_unlock(&q->lock);
+}
+
+static int lv_connect(struct vmm_lv *lv, char *errbuf, size_t errlen)
+{
+	lv->cb_life = lv->cb_reboot = -1;
+	lv->conn = virConnectOpen(lv->uri);
+	if (!lv->conn) {
+		snprintf(errbuf, errlen, "%s", lv_errmsg());
+		/* Messages may end in a newline or carry control bytes; one line only. */
+		for (char *p = errbuf; *p; p++)
+			if ((unsigned char)*p < 0x20)
+				*p = ' ';
+		return -ECONNREFUSED;
+	}
+	virConnSetErrorFunc(lv->conn, NULL, quiet_errors);
+	virConnectSetKeepAlive(lv->conn, 5, 3);
+	/* Without events, the listing on every poll still sees every change. */
+	queue_ref(lv->q);
+	lv->cb_life = virConnectDomainEventRegisterAny(
+		lv->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+		VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), lv->q, queue_unref);
+	if (lv->cb_life < 0)
+		queue_unref(lv->q);
+	queue_ref(lv->q);
+	lv->cb_reboot = virConnectDomainEventRegisterAny(lv->conn, NULL, VIR_DOMAIN_EVENT_ID_REBOOT,
+							 VIR_DOMAIN_EVENT_CALLBACK(on_reboot),
+							 lv->q, queue_unref);
+	if (lv->cb_reboot < 0)
+		queue_unref(lv->q);
+	return 0;
+}
+
+static void lv_disconnect(struct vmm_lv *lv)
+{
+	if (!lv->conn)
+		return;
+	if (lv->cb_life >= 0)
+		virConnectDomainEventDeregisterAny(lv->conn, lv->cb_life);
+	if (lv->cb_reboot >= 0)
+		virConnectDomainEventDeregisterAny(lv->conn, lv->cb_reboot);
+	virConnectClose(lv->conn);
+	lv->conn = NULL;
+}
+
 int vmm_lv__open(const char *uri, const char *procfs, struct vmm_lv **out, char *errbuf,
 		 size_t errlen)
 {
 	struct vmm_lv *lv;
+	int err;
 
 	*out = NULL;
 	pthread_once(&loop_once, loop_start);
@@ -335,35 +386,11 @@ int vmm_lv__open(const char *uri, const char *procfs, struct vmm_lv **out, char 
 	lv->q->refs = 1;
 	lv->procfs = procfs;
 	snprintf(lv->uri, sizeof(lv->uri), "%s", uri);
-	lv->cb_life = lv->cb_reboot = -1;
-	lv->conn = virConnectOpen(uri);
-	if (!lv->conn) {
-		snprintf(errbuf, errlen, "%s", lv_errmsg());
-		/* Messages may end in a newline or carry control bytes; one line only. */
-		for (char *p = errbuf; *p; p++)
-			if ((unsigned char)*p < 0x20)
-				*p = ' ';
-		free(lv->cache);
-		pthread_mutex_destroy(&lv->q->lock);
-		free(lv->q);
-		free(lv);
-		return -ECONNREFUSED;
+	err = lv_connect(lv, errbuf, errlen);
+	if (err) {
+		vmm_lv__close(lv);
+		return err;
 	}
-	virConnSetErrorFunc(lv->conn, NULL, quiet_errors);
-	virConnectSetKeepAlive(lv->conn, 5, 3);
-	/* Without events, the listing on every poll still sees every change. */
-	lv->q->refs++;
-	lv->cb_life = virConnectDomainEventRegisterAny(
-		lv->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
-		VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), lv->q, queue_unref);
-	if (lv->cb_life < 0)
-		lv->q->refs--;
-	lv->q->refs++;
-	lv->cb_reboot = virConnectDomainEventRegisterAny(lv->conn, NULL, VIR_DOMAIN_EVENT_ID_REBOOT,
-							 VIR_DOMAIN_EVENT_CALLBACK(on_reboot),
-							 lv->q, queue_unref);
-	if (lv->cb_reboot < 0)
-		lv->q->refs--;
 	*out = lv;
 	return 0;
 }
@@ -372,14 +399,25 @@ void vmm_lv__close(struct vmm_lv *lv)
 {
 	if (!lv)
 		return;
-	if (lv->cb_life >= 0)
-		virConnectDomainEventDeregisterAny(lv->conn, lv->cb_life);
-	if (lv->cb_reboot >= 0)
-		virConnectDomainEventDeregisterAny(lv->conn, lv->cb_reboot);
-	virConnectClose(lv->conn);
+	lv_disconnect(lv);
 	queue_unref(lv->q);
 	free(lv->cache);
 	free(lv);
+}
+
+/* libvirtd restarted or the connection broke: open it again, at most every 2 s. */
+static void lv_reconnect(struct vmm_lv *lv)
+{
+	char err[256];
+	uint64_t now = vmm__now_ns();
+
+	if (lv->conn && virConnectIsAlive(lv->conn) == 1)
+		return;
+	if (lv->retry_ns && now - lv->retry_ns < 2000000000ull)
+		return;
+	lv->retry_ns = now;
+	lv_disconnect(lv);
+	lv_connect(lv, err, sizeof(err));
 }
 
 unsigned vmm_lv__drain(struct vmm_lv *lv, struct vmm_lv_event *out, unsigned max)
@@ -445,6 +483,8 @@ int vmm_lv__state(struct vmm_lv *lv, const uint8_t uuid[16], int *lvid)
 	int active;
 
 	*lvid = -1;
+	if (!lv->conn)
+		return -ENOTCONN;
 	dom = virDomainLookupByUUID(lv->conn, uuid);
 	if (!dom) {
 		virErrorPtr e = virGetLastError();
@@ -515,6 +555,9 @@ int vmm_lv__list(struct vmm_lv *lv, struct vmm_cand *out, unsigned max, unsigned
 	int nd;
 
 	*n = 0;
+	lv_reconnect(lv);
+	if (!lv->conn)
+		return -ENOTCONN;
 	nd = virConnectListAllDomains(lv->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
 	if (nd < 0)
 		return -EIO;
@@ -559,7 +602,7 @@ int vmm_lv__qmp_vcpus(struct vmm_lv *lv, const uint8_t uuid[16], pid_t *tids, in
 			return -ENOTSUP;
 		monitor_cmd = (monitor_cmd_fn)dlsym(handle, "virDomainQemuMonitorCommand");
 	}
-	if (!monitor_cmd)
+	if (!monitor_cmd || !lv->conn)
 		return -ENOTSUP;
 	dom = virDomainLookupByUUID(lv->conn, uuid);
 	if (!dom)

@@ -399,7 +399,8 @@ static pid_t pid_of_dirent(const char *name)
 	return (pid_t)v;
 }
 
-int vmm_proc__scan_qemu(const char *procfs, struct vmm_cand *out, unsigned max, unsigned *n)
+int vmm_proc__scan_qemu(const char *procfs, struct vmm_cand *out, unsigned max, unsigned *n,
+			vmm_known_fn known, void *arg)
 {
 	struct dirent *de;
 	DIR *d;
@@ -411,9 +412,19 @@ int vmm_proc__scan_qemu(const char *procfs, struct vmm_cand *out, unsigned max, 
 	while ((de = readdir(d)) && *n < max) {
 		pid_t pid = pid_of_dirent(de->d_name);
 
+		struct vmm_cand *c = &out[*n];
+		char state;
+
 		if (pid <= 0 || !vmm_proc__is_qemu(procfs, pid))
 			continue;
-		if (vmm_proc__qemu_cand(procfs, pid, &out[*n]) == 0)
+		/* A process we know already: no need to read its command line again. */
+		if (known && vmm_proc__stat(procfs, pid, &state, &c->start) == 0 &&
+		    known(arg, pid, c->start)) {
+			c->pid = pid;
+			(*n)++;
+			continue;
+		}
+		if (vmm_proc__qemu_cand(procfs, pid, c) == 0)
 			(*n)++;
 	}
 	closedir(d);

@@ -55,8 +55,11 @@ int vmm_uuid__parse(const char *s, size_t len, uint8_t out[16]);
 bool vmm_name__sanitize(char *s);
 /* Fill c from process pid (a QEMU): name, uuid, accel. -errno when it is gone. */
 int vmm_proc__qemu_cand(const char *procfs, pid_t pid, struct vmm_cand *c);
-/* QEMU processes under procfs, at most max. */
-int vmm_proc__scan_qemu(const char *procfs, struct vmm_cand *out, unsigned max, unsigned *n);
+/* Whether process pid, started at start, is a domain known already. */
+typedef bool (*vmm_known_fn)(void *arg, pid_t pid, uint64_t start);
+/* QEMU processes under procfs, at most max; known ones get only pid and start. */
+int vmm_proc__scan_qemu(const char *procfs, struct vmm_cand *out, unsigned max, unsigned *n,
+			vmm_known_fn known, void *arg);
 /* The live QEMU process started with -uuid uuid; 0 if none. */
 pid_t vmm_proc__find_uuid(const char *procfs, const uint8_t uuid[16]);
 /* Whether pid is a VMM; errbuf says why not. 0, -ESRCH or -EINVAL. */

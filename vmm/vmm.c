@@ -342,6 +342,15 @@ free_v:
 
 static struct vdom *find_running(struct vmm *v, pid_t pid, uint64_t start)
 {
+	const struct vmm_domain *pd = vmm__domain_of(v, pid);
+
+	/* The hash knows every domain older than this poll; only new ones need the scan. */
+	if (pd && pd->running && pd->pid == pid) {
+		struct vdom *d = (struct vdom *)((char *)pd - offsetof(struct vdom, pub));
+
+		if (d->start == start)
+			return d;
+	}
 	for (unsigned i = 0; i < v->ndoms; i++) {
 		struct vdom *d = v->doms[i];
 
@@ -546,6 +555,11 @@ static void stop(struct vdom *d, uint64_t t)
 	d->stopped_ns = t;
 }
 
+static bool known_running(void *arg, pid_t pid, uint64_t start)
+{
+	return find_running(arg, pid, start) != NULL;
+}
+
 /* Gather what the sources see now. */
 static unsigned gather(struct vmm *v)
 {
@@ -577,7 +591,8 @@ static unsigned gather(struct vmm *v)
 	if (v->lv) {
 		if (vmm_lv__list(v->lv, v->cands + n, MAX_CANDS - n, &got) == 0)
 			n += got;
-	} else if (vmm_proc__scan_qemu(v->procfs, v->cands + n, MAX_CANDS - n, &got) == 0) {
+	} else if (vmm_proc__scan_qemu(v->procfs, v->cands + n, MAX_CANDS - n, &got, known_running,
+				       v) == 0) {
 		n += got;
 	}
 	return n;
@@ -631,6 +646,12 @@ static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 	int err = 0;
 
 	free_expired(v, now, &dirty);
+	/* The hash must not point at what was just freed. */
+	if (dirty) {
+		err = hash_rebuild(v);
+		if (err)
+			return err;
+	}
 	if (cb) {
 		for (unsigned i = 0; i < v->ndoms; i++) {
 			struct vdom *d = v->doms[i];

@@ -303,6 +303,37 @@ static void test_proc_discovery(void **state)
 	free(l);
 }
 
+/* A stopped domain stays found for late samples during its grace period, then goes. */
+static void test_grace_period(void **state)
+{
+	static const struct fake_thread t[] = {{100, "qemu-system-x86"}, {101, "CPU 0/TCG"}};
+	struct vmm_opts opts = {.no_libvirt = true, .procfs = root};
+	struct timespec ts = {VMM_STOPPED_GRACE_NS / 1000000000ull, 200000000};
+	struct evlog *l = calloc(1, sizeof(*l));
+	char err[256], path[512];
+	struct vmm *v;
+
+	(void)state;
+	assert_non_null(l);
+	mkproc(100, 1000, "/usr/bin/qemu-system-x86_64", "q\0-name\0a\0", 10, t, 2);
+	assert_int_equal(vmm__new(&opts, &v, err, sizeof(err)), 0);
+	assert_int_equal(vmm__poll(v, log_event, l), 0);
+	assert_int_equal(vmm__ndomains(v), 1);
+	snprintf(path, sizeof(path), "%s/100", root);
+	rm_rf(path);
+	assert_int_equal(vmm__poll(v, log_event, l), 0);
+	assert_int_equal(l->n, 2);
+	assert_int_equal(l->ev[1].type, VMM_EV_VANISHED);
+	assert_non_null(vmm__domain_of(v, 100));
+	nanosleep(&ts, NULL);
+	assert_int_equal(vmm__poll(v, log_event, l), 0);
+	assert_int_equal(l->n, 2);
+	assert_null(vmm__domain_of(v, 100));
+	assert_int_equal(vmm__ndomains(v), 0);
+	vmm__free(v);
+	free(l);
+}
+
 static void test_qemu_args(void **state)
 {
 	static const struct {
@@ -754,6 +785,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_proc_discovery, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_grace_period, setup_root, teardown_root),
 		cmocka_unit_test(test_qemu_args),
 		cmocka_unit_test(test_thread_roles),
 		cmocka_unit_test_setup_teardown(test_vmm_pid_parse, setup_root, teardown_root),
