@@ -707,6 +707,7 @@ static void text__header(const struct report *r, FILE *f)
 static void text__table(const struct report *r, FILE *f, size_t from, size_t to)
 {
 	int ws = 7, wd = 6, wm = 4, wi = 5;
+	bool domains = false;
 
 	for (size_t i = from; i < to; i++) {
 		const struct row *w = &r->rows[i];
@@ -716,8 +717,14 @@ static void text__table(const struct report *r, FILE *f, size_t from, size_t to)
 		wd = text__width(w->domain) > wd ? text__width(w->domain) : wd;
 		wm = text__width(w->mode) > wm ? text__width(w->mode) : wm;
 		wi = text__width(w->image) > wi ? text__width(w->image) : wi;
+		/* rows of one image name in several domains or modes need telling apart */
+		domains |= strcmp(w->domain, r->rows[from].domain) ||
+			   strcmp(w->mode, r->rows[from].mode);
 	}
-	if (r->symbols)
+	if (r->symbols && domains)
+		fprintf(f, "%-*s  %-8s  %-*s  %-*s  %-*s  %s\n", ws, "samples", "%", wd, "domain",
+			wm, "mode", wi, "image", "symbol");
+	else if (r->symbols)
 		fprintf(f, "%-*s  %-8s  %-*s  %s\n", ws, "samples", "%", wi, "image", "symbol");
 	else
 		fprintf(f, "%-*s  %-8s  %-*s  %-*s  %s\n", ws, "samples", "%", wd, "domain", wm,
@@ -727,6 +734,12 @@ static void text__table(const struct report *r, FILE *f, size_t from, size_t to)
 
 		fprintf(f, "%-*" PRIu64 "  %-8.4f  ", ws, w->samples, w->percent);
 		if (r->symbols) {
+			if (domains) {
+				text__str(f, w->domain, wd);
+				fputs("  ", f);
+				text__str(f, w->mode, wm);
+				fputs("  ", f);
+			}
 			text__str(f, w->image, wi);
 			fputs("  ", f);
 			text__str(f, w->symbol, 0);
