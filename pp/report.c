@@ -652,8 +652,8 @@ static bool event__selected(const struct report *r, const struct pp_event *e)
 static void text__header(const struct report *r, FILE *f)
 {
 	const struct pp_session *s = r->s;
-	static const char *const other[] = {"samples_no_ctx", "bad_words", "unknown_codes",
-					    "bad_records", "write_errors"};
+	static const char *const other[] = {"samples_no_ctx", "bad_words",    "unknown_codes",
+					    "bad_records",    "write_errors", "domain_overflow"};
 	bool first = true;
 
 	fputs("Session: ", f);
