@@ -19,6 +19,7 @@
 #include "domprof/daemon.h"
 #include "domprof/events.h"
 #include "domprof/session.h"
+#include "domprof/vmm.h"
 
 #define MAX_EVENT_ARGS RECORD_MAX_EVENT_ARGS
 
@@ -65,8 +66,23 @@ static void usage(FILE *f)
 		"      --callgraph         call graphs (not implemented yet: refused)\n"
 		"  -h, --help              this text\n"
 		"\n"
-		"Coming with later issues (refused for now): --connect URI, --no-libvirt,\n"
-		"--vmm-pid NAME=PID, --domains all|NAME,..., --guest-sampling auto|host|agent,\n"
+		"\n"
+		"Domains (KVM/QEMU guests; looked for with -a, or when one of these is given):\n"
+		"      --connect URI       libvirt URI (default qemu:///system); an explicit URI\n"
+		"                          that does not answer is an error\n"
+		"      --no-libvirt        find QEMU processes through /proc (-name, -uuid)\n"
+		"                          instead; also the fallback, announced, when libvirt\n"
+		"                          is not installed or not running\n"
+		"      --vmm-pid NAME=PID  the VMM process PID is domain NAME (Firecracker,\n"
+		"                          cloud-hypervisor, crosvm, a hand-started QEMU, ...);\n"
+		"                          repeatable\n"
+		"      --domains all|none|NAME,...\n"
+		"                          domains attributed (default all); the others' VMM\n"
+		"                          processes count as host processes\n"
+		"Each domain's guest code, the VMM overhead it causes and its vCPUs' wait for a\n"
+		"CPU are reported per domain (`domprof report`).\n"
+		"\n"
+		"Coming with later issues (refused for now): --guest-sampling auto|host|agent,\n"
 		"--passive-domains NAME,..., --passive-images FILE,...\n"
 		"\n"
 		"Without a hardware PMU domprof runs in timer mode: one cpu-clock event per CPU,\n"
@@ -81,6 +97,10 @@ enum {
 	OPT_SEPARATE,
 	OPT_CALLGRAPH,
 	OPT_MMAP_PAGES,
+	OPT_CONNECT,
+	OPT_NO_LIBVIRT,
+	OPT_VMM_PID,
+	OPT_DOMAINS,
 	OPT_LATER, /* virtualisation options of later issues */
 };
 
@@ -94,10 +114,10 @@ static const struct option longopts[] = {
 	{"separate", required_argument, NULL, OPT_SEPARATE},
 	{"callgraph", no_argument, NULL, OPT_CALLGRAPH},
 	{"mmap-pages", required_argument, NULL, OPT_MMAP_PAGES},
-	{"connect", required_argument, NULL, OPT_LATER},
-	{"no-libvirt", no_argument, NULL, OPT_LATER},
-	{"vmm-pid", required_argument, NULL, OPT_LATER},
-	{"domains", required_argument, NULL, OPT_LATER},
+	{"connect", required_argument, NULL, OPT_CONNECT},
+	{"no-libvirt", no_argument, NULL, OPT_NO_LIBVIRT},
+	{"vmm-pid", required_argument, NULL, OPT_VMM_PID},
+	{"domains", required_argument, NULL, OPT_DOMAINS},
 	{"guest-sampling", required_argument, NULL, OPT_LATER},
 	{"passive-domains", required_argument, NULL, OPT_LATER},
 	{"passive-images", required_argument, NULL, OPT_LATER},
@@ -164,12 +184,30 @@ static int parse_common(int opt, const char *arg, const char **evargs, unsigned 
 	}
 }
 
+/* Split --domains NAME,... in place; "all" gives no list. */
+static int parse_domains(char *arg, char **names, unsigned max, unsigned *n, bool *none)
+{
+	char *save = NULL;
+
+	*n = 0;
+	*none = !strcmp(arg, "none");
+	if (*none || !strcmp(arg, "all"))
+		return 0;
+	for (char *t = strtok_r(arg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!*t || strlen(t) >= VMM_NAME_MAX || *n >= max)
+			return -EINVAL;
+		names[(*n)++] = t;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
 static void print_summary(const struct record_summary *s, const char *dir)
 {
 	fprintf(stderr,
 		"domprof: %" PRIu64 " samples written, %" PRIu64 " lost, %" PRIu64
-		" throttles, %" PRIu64 " dropped; session in %s\n",
-		s->samples, s->lost, s->throttled, s->dropped, dir);
+		" throttles, %" PRIu64 " dropped; %" PRIu64 " domain%s; session in %s\n",
+		s->samples, s->lost, s->throttled, s->dropped, s->domains,
+		s->domains == 1 ? "" : "s", dir);
 	if (s->late)
 		fprintf(stderr,
 			"domprof: %" PRIu64 " records arrived after their time was flushed (kept, "
@@ -188,7 +226,10 @@ int cmd_record(int argc, char **argv)
 	unsigned nev = 0, nspecs = 0, separate = 0;
 	unsigned long freq = 0, pages = 0, pid = 0;
 	double duration = 0;
-	bool all = false, have_pid = false;
+	bool all = false, have_pid = false, want_domains = false, no_domains = false;
+	static struct vmm_pid_arg vmm_pids[VMM_MAX_VMM_PIDS];
+	static char *only[VMM_MAX_DOMAINS];
+	unsigned nonly = 0;
 	char err[1024], line[1024];
 	int opt, r, li;
 
@@ -234,10 +275,42 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr,
 				"domprof: --callgraph: call graphs are not implemented yet\n");
 			return 2;
+		case OPT_CONNECT:
+			ro.vmm.uri = optarg;
+			want_domains = true;
+			break;
+		case OPT_NO_LIBVIRT:
+			ro.vmm.no_libvirt = true;
+			break;
+		case OPT_VMM_PID:
+			if (ro.vmm.nvmm_pids >= VMM_MAX_VMM_PIDS) {
+				fprintf(stderr, "domprof: at most %d --vmm-pid options\n",
+					VMM_MAX_VMM_PIDS);
+				return 2;
+			}
+			if (vmm__parse_vmm_pid(optarg, &vmm_pids[ro.vmm.nvmm_pids], err,
+					       sizeof(err)) < 0) {
+				fprintf(stderr, "domprof: --vmm-pid %s: %s\n", optarg, err);
+				return 2;
+			}
+			ro.vmm.nvmm_pids++;
+			ro.vmm.vmm_pids = vmm_pids;
+			want_domains = true;
+			break;
+		case OPT_DOMAINS:
+			if (parse_domains(optarg, only, VMM_MAX_DOMAINS, &nonly, &no_domains) < 0) {
+				fprintf(stderr,
+					"domprof: --domains wants all, none or NAME,..., not "
+					"'%s'\n",
+					optarg);
+				return 2;
+			}
+			want_domains = !no_domains;
+			break;
 		case OPT_LATER:
 			fprintf(stderr,
-				"domprof: --%s: virtualisation options come with a later version; "
-				"this one profiles the host only\n",
+				"domprof: --%s: guest sampling by agents, TCG plugins and passive "
+				"images comes with a later version\n",
 				longopts[li].name);
 			return 2;
 		case 'h':
@@ -268,6 +341,10 @@ int cmd_record(int argc, char **argv)
 	}
 
 	ro.separate = separate;
+	/* Per-task targets sample no VMM unless asked: skip discovery for them. */
+	ro.no_domains = no_domains || (!all && (have_pid || optind < argc) && !want_domains);
+	ro.domains_only = nonly ? only : NULL;
+	ro.ndomains_only = nonly;
 	ro.duration_ns = (uint64_t)llround(duration * 1e9);
 	ro.col.events = specs;
 	ro.col.nevents = nspecs;
@@ -299,6 +376,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "domprof: %s\n", collector__warnings(record__collector(rec)));
 	record__describe(rec, line, sizeof(line));
 	fprintf(stderr, "domprof: %s\n", line);
+	if (record__notice(rec)[0])
+		fprintf(stderr, "domprof: %s\n", record__notice(rec));
 
 	r = record__run(rec, &stop_requested, err, sizeof(err));
 	record__summary(rec, &sum);

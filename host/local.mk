@@ -7,7 +7,9 @@ host_libdphost_a_SOURCES = \
 	host/images.c \
 	host/kernel.c \
 	host/collector.c \
-	host/record.c
+	host/record.c \
+	host/domains.h \
+	host/domains.c
 host_libdphost_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
 
 if HAVE_CMOCKA

@@ -17,10 +17,17 @@
 #include "domprof/session.h"
 #include "domprof/stream.h"
 #include "domprof/words.h"
+#include "host/domains.h"
 
 #define POLL_MS		100
 #define SYNC_EVERY_NS	(3 * 1000000000ull)
 #define SESSION_VERSION 1
+/*
+ * Records wait this long before the sync stage places them, so that samples
+ * of a VMM process taken before its domain was discovered still go to it.
+ */
+#define DOMAIN_HOLD_NS (2 * 1000000000ull)
+#define DOMAIN_POLL_NS (250 * 1000000ull)
 
 struct record {
 	struct record_opts opts;
@@ -30,6 +37,8 @@ struct record {
 	struct stream_writer *stream;
 	struct collector *col;
 	struct hostsync *hs;
+	struct rdomains *rd; /* NULL with --domains none */
+	uint64_t last_domain_poll;
 	struct dp_words out; /* words of the current round */
 	uint64_t start_ns;
 	bool done;
@@ -201,6 +210,18 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 		fail(errbuf, errlen, ret, "cannot scan /proc: %s", strerror(-ret));
 		goto err;
 	}
+	if (!opts->no_domains) {
+		ret = rdomains__new(&opts->vmm, opts->domains_only, opts->ndomains_only, r->hs,
+				    &r->rd, errbuf, errlen);
+		if (ret < 0)
+			goto err;
+		r->last_domain_poll = collector__now();
+		ret = rdomains__poll(r->rd, r->last_domain_poll, &r->out);
+		if (ret < 0) {
+			fail(errbuf, errlen, ret, "finding domains: %s", strerror(-ret));
+			goto err;
+		}
+	}
 	ret = push(r, errbuf, errlen);
 	if (ret < 0)
 		goto err;
@@ -225,8 +246,21 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 	ret = collector__drain(r->col, r->hs, &horizon);
 	if (ret < 0)
 		return fail(errbuf, errlen, ret, "reading the ring buffers: %s", strerror(-ret));
-	if (horizon_override)
+	if (horizon_override) {
 		horizon = horizon_override;
+	} else if (r->rd) {
+		uint64_t now = collector__now();
+
+		if (now - r->last_domain_poll >= DOMAIN_POLL_NS) {
+			r->last_domain_poll = now;
+			ret = rdomains__poll(r->rd, now, &r->out);
+			if (ret < 0)
+				return fail(errbuf, errlen, ret, "finding domains: %s",
+					    strerror(-ret));
+		}
+		if (horizon > now - DOMAIN_HOLD_NS)
+			horizon = now > DOMAIN_HOLD_NS ? now - DOMAIN_HOLD_NS : 0;
+	}
 	ret = hostsync__flush(r->hs, horizon, &r->out);
 	if (ret < 0)
 		return fail(errbuf, errlen, ret, "sync stage: %s", strerror(-ret));
@@ -239,6 +273,12 @@ static int finish(struct record *r, char *errbuf, size_t errlen)
 	int ret;
 
 	collector__stop(r->col);
+	if (r->rd) {
+		/* A last look, so a domain found late still gets its held samples. */
+		ret = rdomains__poll(r->rd, collector__now(), &r->out);
+		if (ret < 0)
+			return fail(errbuf, errlen, ret, "finding domains: %s", strerror(-ret));
+	}
 	ret = round_trip(r, UINT64_MAX, errbuf, errlen);
 	if (ret < 0)
 		return ret;
@@ -328,8 +368,14 @@ void record__summary(const struct record *r, struct record_summary *sum)
 	sum->dropped = ds->dropped;
 	sum->unknown = hs->unknown;
 	sum->late = hs->late;
+	sum->domains = rdomains__count(r->rd);
 	sum->child_ran = collector__child_ran(r->col);
 	sum->child_status = r->child_status;
+}
+
+const char *record__notice(const struct record *r)
+{
+	return r->rd ? rdomains__notice(r->rd) : "";
 }
 
 void record__describe(const struct record *r, char *buf, size_t len)
@@ -405,6 +451,7 @@ void record__free(struct record *r)
 {
 	if (!r)
 		return;
+	rdomains__free(r->rd);
 	collector__free(r->col);
 	hostsync__free(r->hs);
 	if (r->stream)

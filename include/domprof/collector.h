@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "domprof/events.h"
+#include "domprof/vmm.h"
 
 struct hostsync;
 
@@ -115,6 +116,10 @@ struct record_opts {
 	uint64_t duration_ns; /* 0: until stopped (or the command exits) */
 	struct collector_opts col;
 	const char *kallsyms, *modules; /* NULL: /proc/kallsyms, /proc/modules */
+	bool no_domains;		/* do not look for domains at all (--domains none) */
+	struct vmm_opts vmm;		/* where domains are found */
+	char *const *domains_only;	/* --domains NAME,...; NULL: all */
+	unsigned ndomains_only;
 };
 
 struct record_summary {
@@ -124,6 +129,7 @@ struct record_summary {
 	uint64_t dropped; /* samples the sync stage could not place, malformed ones included */
 	uint64_t unknown; /* samples attributed to [unknown] */
 	uint64_t late;
+	uint64_t domains; /* domains attributed */
 	bool child_ran;
 	int child_status; /* wait status of the command */
 };
@@ -152,6 +158,8 @@ void record__summary(const struct record *r, struct record_summary *sum);
  */
 int record__events(const char *const *args, unsigned nargs, uint32_t freq, struct event_spec *specs,
 		   unsigned *nspecs, char *errbuf, size_t errlen);
+/* One line about how domains are found when a fallback was taken, or "". */
+const char *record__notice(const struct record *r);
 /* One line saying what is sampled ("timer mode: cpu-clock every 250000 ns ..."). */
 void record__describe(const struct record *r, char *buf, size_t len);
 /* Close everything; NULL is fine. */

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The record loop's domain producer: turns what vmm/ finds (domains, their
+ * VMM threads, lifecycle) into event-buffer words, tells the sync stage which
+ * processes are which domain's VMM, and samples each vCPU thread's run delay
+ * from /proc/<pid>/task/<tid>/schedstat — the time it was runnable but not
+ * running, the first noisy-neighbour signal, which needs no PMU.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "domprof/hostsync.h"
+#include "domprof/vmm.h"
+#include "domprof/words.h"
+#include "host/domains.h"
+
+#define MAX_TRACKED 16384 /* vCPU threads followed at once */
+
+struct vcpu_track {
+	uint32_t domain;
+	int vcpu;
+	pid_t pid, tid;
+	uint64_t run_ns, wait_ns; /* schedstat at the last reading */
+	bool seen;		  /* marks threads still listed, during an update */
+};
+
+struct rdomains {
+	struct vmm *vmm;
+	struct hostsync *hs;
+	const char *procfs;
+	char *const *only; /* --domains NAME,...; NULL = all */
+	unsigned nonly;
+	struct vcpu_track *vt;
+	size_t nvt, capvt;
+	uint32_t *ignored; /* domain ids left to the host by --domains */
+	size_t nignored, capignored;
+	struct dp_words *out;
+	int err;
+	uint64_t ndomains;
+};
+
+/* Read "run_ns wait_ns slices" of one thread; -errno when it is gone. */
+static int schedstat_read(const char *procfs, pid_t pid, pid_t tid, uint64_t *run, uint64_t *wait)
+{
+	char path[128], buf[128];
+	unsigned long long a, b;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/schedstat", procfs, (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &a, &b) != 2)
+		return -EBADMSG;
+	*run = a;
+	*wait = b;
+	return 0;
+}
+
+static bool selected(const struct rdomains *rd, const char *name)
+{
+	if (!rd->only)
+		return true;
+	for (unsigned i = 0; i < rd->nonly; i++)
+		if (!strcmp(rd->only[i], name))
+			return true;
+	return false;
+}
+
+static bool is_ignored(const struct rdomains *rd, uint32_t id)
+{
+	for (size_t i = 0; i < rd->nignored; i++)
+		if (rd->ignored[i] == id)
+			return true;
+	return false;
+}
+
+static int ignore(struct rdomains *rd, uint32_t id)
+{
+	if (rd->nignored == rd->capignored) {
+		size_t cap = rd->capignored ? 2 * rd->capignored : 16;
+		uint32_t *v = realloc(rd->ignored, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		rd->ignored = v;
+		rd->capignored = cap;
+	}
+	rd->ignored[rd->nignored++] = id;
+	return 0;
+}
+
+static void uuid_words(const struct vmm_domain *d, uint64_t *hi, uint64_t *lo)
+{
+	*hi = *lo = 0;
+	if (!d->has_uuid)
+		return;
+	for (int i = 0; i < 8; i++) {
+		*hi = *hi << 8 | d->uuid[i];
+		*lo = *lo << 8 | d->uuid[8 + i];
+	}
+}
+
+static int emit_def(struct rdomains *rd, const struct vmm_domain *d)
+{
+	uint64_t a[4];
+
+	a[0] = d->id;
+	uuid_words(d, &a[1], &a[2]);
+	a[3] = (d->tainted ? DP_DOMAIN_TAINTED : 0) |
+	       (uint64_t)d->source << DP_DOMAIN_SOURCE_SHIFT |
+	       (uint64_t)d->accel << DP_DOMAIN_ACCEL_SHIFT;
+	return dp_words__record_str(rd->out, DP_CODE_DOMAIN_DEF, a, 4, d->name,
+				    strnlen(d->name, sizeof(d->name)));
+}
+
+static int emit_life(struct rdomains *rd, uint32_t id, enum dp_domain_life what, uint64_t ns)
+{
+	uint64_t a[3] = {id, what, ns};
+
+	return dp_words__record(rd->out, DP_CODE_DOMAIN_LIFE, a, 3);
+}
+
+static int track(struct rdomains *rd, const struct vmm_domain *d, const struct vmm_thread *t)
+{
+	struct vcpu_track *v;
+
+	for (size_t i = 0; i < rd->nvt; i++) {
+		if (rd->vt[i].tid == t->tid && rd->vt[i].domain == d->id) {
+			rd->vt[i].seen = true;
+			rd->vt[i].vcpu = t->vcpu;
+			return 0;
+		}
+	}
+	if (rd->nvt >= MAX_TRACKED)
+		return 0;
+	if (rd->nvt == rd->capvt) {
+		size_t cap = rd->capvt ? 2 * rd->capvt : 64;
+
+		v = realloc(rd->vt, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		rd->vt = v;
+		rd->capvt = cap;
+	}
+	v = &rd->vt[rd->nvt];
+	memset(v, 0, sizeof(*v));
+	v->domain = d->id;
+	v->vcpu = t->vcpu;
+	v->pid = d->pid;
+	v->tid = t->tid;
+	v->seen = true;
+	/* The baseline: what the thread waited before the session is not ours. */
+	if (schedstat_read(rd->procfs, d->pid, t->tid, &v->run_ns, &v->wait_ns) < 0)
+		return 0;
+	rd->nvt++;
+	return 0;
+}
+
+/* Emit one VCPU_WAIT per thread whose counters moved; drop threads that are gone. */
+static int sample_waits(struct rdomains *rd, uint64_t now, bool all)
+{
+	size_t j = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < rd->nvt; i++) {
+		struct vcpu_track *v = &rd->vt[i];
+		uint64_t run, wait;
+		bool gone = schedstat_read(rd->procfs, v->pid, v->tid, &run, &wait) < 0;
+
+		if (!gone && ret >= 0 && (run != v->run_ns || wait != v->wait_ns || all)) {
+			uint64_t a[6] = {v->domain,
+					 (uint64_t)(int64_t)v->vcpu,
+					 (uint64_t)v->tid,
+					 now,
+					 wait >= v->wait_ns ? wait - v->wait_ns : 0,
+					 run >= v->run_ns ? run - v->run_ns : 0};
+
+			if (a[4] || a[5])
+				ret = dp_words__record(rd->out, DP_CODE_VCPU_WAIT, a, 6);
+			v->run_ns = run;
+			v->wait_ns = wait;
+		}
+		if (!gone)
+			rd->vt[j++] = *v;
+	}
+	rd->nvt = j;
+	return ret;
+}
+
+static int on_threads(struct rdomains *rd, const struct vmm_domain *d)
+{
+	int ret = 0;
+
+	for (unsigned i = 0; ret >= 0 && i < d->nthreads; i++) {
+		const struct vmm_thread *t = &d->threads[i];
+		uint64_t a[5] = {d->id, (uint64_t)d->pid, (uint64_t)t->tid, t->role,
+				 (uint64_t)(int64_t)t->vcpu};
+
+		ret = dp_words__record_str(rd->out, DP_CODE_DOMAIN_THREAD, a, 5, t->comm,
+					   strnlen(t->comm, sizeof(t->comm)));
+		if (ret >= 0 && t->role == DP_THREAD_VCPU)
+			ret = track(rd, d, t);
+	}
+	return ret;
+}
+
+static void on_event(const struct vmm_event *ev, void *arg)
+{
+	struct rdomains *rd = arg;
+	const struct vmm_domain *d = ev->dom;
+	int ret = 0;
+
+	if (rd->err)
+		return;
+	if (ev->type == VMM_EV_STARTED && !selected(rd, d->name))
+		ret = ignore(rd, d->id);
+	if (ret < 0 || is_ignored(rd, d->id)) {
+		rd->err = ret;
+		return;
+	}
+	switch (ev->type) {
+	case VMM_EV_STARTED:
+		ret = emit_def(rd, d);
+		if (ret >= 0)
+			ret = on_threads(rd, d);
+		if (ret >= 0)
+			ret = emit_life(rd, d->id, DP_LIFE_STARTED, ev->time_ns);
+		if (ret >= 0 && d->pid > 0)
+			ret = hostsync__set_domain(rd->hs, (uint32_t)d->pid, d->id, d->accel);
+		rd->ndomains++;
+		break;
+	case VMM_EV_THREADS:
+		ret = on_threads(rd, d);
+		break;
+	case VMM_EV_STOPPED:
+		ret = emit_life(rd, d->id, DP_LIFE_STOPPED, ev->time_ns);
+		break;
+	case VMM_EV_REBOOTED:
+		ret = emit_life(rd, d->id, DP_LIFE_REBOOTED, ev->time_ns);
+		break;
+	case VMM_EV_VANISHED:
+		ret = emit_life(rd, d->id, DP_LIFE_VANISHED, ev->time_ns);
+		break;
+	}
+	if (ret < 0)
+		rd->err = ret;
+}
+
+int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly,
+		  struct hostsync *hs, struct rdomains **out, char *errbuf, size_t errlen)
+{
+	struct rdomains *rd;
+	int ret;
+
+	*out = NULL;
+	rd = calloc(1, sizeof(*rd));
+	if (!rd)
+		return -ENOMEM;
+	rd->hs = hs;
+	rd->procfs = opts->procfs ? opts->procfs : "/proc";
+	rd->only = only;
+	rd->nonly = nonly;
+	ret = vmm__new(opts, &rd->vmm, errbuf, errlen);
+	if (ret < 0) {
+		free(rd);
+		return ret;
+	}
+	*out = rd;
+	return 0;
+}
+
+const char *rdomains__notice(const struct rdomains *rd)
+{
+	return rd ? vmm__notice(rd->vmm) : "";
+}
+
+int rdomains__poll(struct rdomains *rd, uint64_t now, struct dp_words *out)
+{
+	int ret;
+
+	rd->out = out;
+	ret = vmm__poll(rd->vmm, on_event, rd);
+	if (ret >= 0 && rd->err)
+		ret = rd->err;
+	rd->err = 0;
+	if (ret >= 0)
+		ret = sample_waits(rd, now, false);
+	return ret;
+}
+
+int rdomains__sample_waits(struct rdomains *rd, uint64_t now, struct dp_words *out)
+{
+	rd->out = out;
+	return sample_waits(rd, now, false);
+}
+
+uint64_t rdomains__count(const struct rdomains *rd)
+{
+	return rd ? rd->ndomains : 0;
+}
+
+void rdomains__free(struct rdomains *rd)
+{
+	if (!rd)
+		return;
+	vmm__free(rd->vmm);
+	free(rd->vt);
+	free(rd->ignored);
+	free(rd);
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The record loop's domain producer (host/domains.c); private to host/. */
+#ifndef DOMPROF_HOST_DOMAINS_H
+#define DOMPROF_HOST_DOMAINS_H
+
+#include <stdint.h>
+
+#include "domprof/vmm.h"
+#include "domprof/words.h"
+
+struct hostsync;
+struct rdomains;
+
+/* only/nonly: --domains NAME,... (NULL: all); other domains stay host processes. */
+int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly,
+		  struct hostsync *hs, struct rdomains **out, char *errbuf, size_t errlen);
+const char *rdomains__notice(const struct rdomains *rd);
+/* Discovery changes and vCPU run delays since the last call, as words into out. */
+int rdomains__poll(struct rdomains *rd, uint64_t now, struct dp_words *out);
+/* vCPU run delays only (cheap: one small read per vCPU thread). */
+int rdomains__sample_waits(struct rdomains *rd, uint64_t now, struct dp_words *out);
+/* Domains attributed so far. */
+uint64_t rdomains__count(const struct rdomains *rd);
+void rdomains__free(struct rdomains *rd);
+
+#endif
