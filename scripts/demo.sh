@@ -25,3 +25,6 @@ echo
 echo "\$ domprof report --session-dir $session --symbols | head -n 25"
 ./cli/domprof report --session-dir "$session" --symbols >"$session.report.txt"
 head -n 25 "$session.report.txt"
+echo
+echo "(split_a, split_b and split_c do 50/30/20 of split's work by construction;"
+echo " the session is in $session: try \`domprof report --session-dir $session --format csv\`)"
