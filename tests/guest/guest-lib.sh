@@ -290,8 +290,8 @@ guest_destroy() {
 	! guest__virsh dominfo "$g_name" >/dev/null 2>&1
 }
 
-# guest_cleanup_all [--all]: destroy the domprof-test-* domains whose test is
-# gone (all of them with --all).
+# guest_cleanup_all [--all]: destroy the domprof-test-* domains made by
+# guest_define whose test is gone (with --all: every domprof-test-* domain).
 guest_cleanup_all() {
 	guest__cleanup "${1:-dead}"
 }
@@ -304,9 +304,11 @@ guest__cleanup() {
 			own=$(guest__virsh dumpxml "$d" 2>/dev/null |
 				sed -n "s/.*<dp:test [^>]*owner=[\"']\([0-9]* [0-9]*\)[\"'].*/\1/p" |
 				head -n 1)
+			# Domains not made here are someone else's.
+			[ -n "$own" ] || continue
 			if [ "$1" = mine ]; then
 				[ "$own" = "$g_me" ] || continue
-			elif [ -n "$own" ]; then
+			else
 				[ "$(guest__owner "${own%% *}")" = "$own" ] && continue
 			fi
 			[ "$1" = mine ] || echo "destroying leftover test guest $d"
