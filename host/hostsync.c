@@ -545,11 +545,23 @@ bad:
 	return 0;
 }
 
-static int emit_comm(struct dp_words *out, uint32_t tgid, uint32_t tid, const char *comm,
-		     size_t len)
+/* A COMM is filed under the current domain: make that the task's own. */
+static int emit_comm(struct hostsync *hs, struct dp_words *out, uint32_t tgid, uint32_t tid,
+		     const char *comm, size_t len)
 {
-	uint64_t args[2] = {tgid, tid};
+	const struct hs_dom *d = dom_find(hs, tgid);
+	uint32_t dom = d ? d->domain : DP_DOMAIN_HOST;
+	uint64_t args[2] = {dom, 0};
+	int ret;
 
+	if (hs->cur_dom != dom) {
+		ret = dp_words__record(out, DP_CODE_DOMAIN_SWITCH, args, 1);
+		if (ret < 0)
+			return ret;
+		hs->cur_dom = dom;
+	}
+	args[0] = tgid;
+	args[1] = tid;
 	return dp_words__record_str(out, DP_CODE_COMM, args, 2, comm, len);
 }
 
@@ -575,7 +587,7 @@ static struct hs_proc *proc_lookup(struct hostsync *hs, uint32_t tgid, struct dp
 out:
 	if (out && proc->comm_pending) {
 		proc->comm_pending = false;
-		emit_comm(out, tgid, tgid, proc->comm, strnlen(proc->comm, sizeof(proc->comm)));
+		emit_comm(hs, out, tgid, tgid, proc->comm, strnlen(proc->comm, sizeof(proc->comm)));
 	}
 	return proc;
 }
@@ -681,7 +693,7 @@ static int do_comm(struct hostsync *hs, const uint8_t *d, size_t len, struct dp_
 		memcpy(proc->comm, comm, clen);
 		proc->comm[clen] = '\0';
 	}
-	return emit_comm(out, pid, tid, comm, clen);
+	return emit_comm(hs, out, pid, tid, comm, clen);
 }
 
 static int do_fork_exit(struct hostsync *hs, const uint8_t *d, size_t len, bool fork)
@@ -1050,7 +1062,7 @@ static int scan_threads(struct hostsync *hs, uint32_t tgid, const char *comm, st
 		n = strcspn(buf, "\n");
 		if (n == strlen(comm) && !memcmp(buf, comm, n))
 			continue;
-		r = emit_comm(out, tgid, (uint32_t)tid, buf, n);
+		r = emit_comm(hs, out, tgid, (uint32_t)tid, buf, n);
 		if (r < 0)
 			break;
 	}
@@ -1068,7 +1080,7 @@ int hostsync__scan_proc(struct hostsync *hs, struct dp_words *out)
 	dir = opendir(hs->procfs);
 	if (!dir)
 		return -errno;
-	r = emit_comm(out, 0, 0, "swapper", 7);
+	r = emit_comm(hs, out, 0, 0, "swapper", 7);
 	while (r >= 0 && (de = readdir(dir))) {
 		struct hs_proc *proc;
 		unsigned long tgid;
@@ -1090,7 +1102,7 @@ int hostsync__scan_proc(struct hostsync *hs, struct dp_words *out)
 			hs->st.proc_skipped++;
 			continue;
 		}
-		r = emit_comm(out, (uint32_t)tgid, (uint32_t)tgid, proc->comm,
+		r = emit_comm(hs, out, (uint32_t)tgid, (uint32_t)tgid, proc->comm,
 			      strnlen(proc->comm, sizeof(proc->comm)));
 		if (r >= 0)
 			r = scan_threads(hs, (uint32_t)tgid, proc->comm, out);
