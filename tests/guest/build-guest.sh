@@ -2,7 +2,7 @@
 # build-guest.sh: build and cache the test guest (a Debian cloud kernel and a
 # busybox initramfs), as /work/shared/TESTING.md describes.
 #
-#   build-guest.sh [--cache DIR] [--refresh] [--add BIN]...
+#   build-guest.sh [--cache DIR] [--refresh] [--kernel-package PKG] [--add BIN]...
 #
 # Prints shell assignments on stdout, for `eval "$(build-guest.sh ...)"`:
 #   GUEST_KERNEL=/path/vmlinuz GUEST_INITRD=/path/initrd.gz GUEST_KERNEL_VERSION=6.12...
@@ -10,6 +10,9 @@
 # The kernel is downloaded once (apt-get download) and kept in the cache
 # (default ${DOMPROF_CACHE:-/var/cache/domprof-test}); an initramfs is kept per
 # set of added binaries (keyed by their contents), so a second run is instant.
+# --refresh downloads the kernel again; --kernel-package takes that package
+# instead of the newest linux-image-*-cloud-amd64 (and replaces the cached
+# kernel when it is another one).
 # Added binaries must be statically linked; they land in the guest's /bin.
 #
 # The guest's /init mounts proc, sys and dev, loads the virtio modules the
@@ -26,6 +29,7 @@ set -u
 
 cache=${DOMPROF_CACHE:-/var/cache/domprof-test}
 refresh=
+kpkg=
 adds=
 
 die() {
@@ -38,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--cache) [ $# -ge 2 ] || die 1 "--cache needs a directory"; cache=$2; shift 2 ;;
 	--cache=*) cache=${1#--cache=}; shift ;;
 	--refresh) refresh=1; shift ;;
+	--kernel-package) [ $# -ge 2 ] || die 1 "--kernel-package needs a package name"; kpkg=$2; shift 2 ;;
 	--add) [ $# -ge 2 ] || die 1 "--add needs a file"; adds="$adds
 $2"; shift 2 ;;
 	--add=*) adds="$adds
@@ -49,7 +54,7 @@ done
 
 # The virtio stack, in load order; each one the kernel builds as a module goes
 # into the initramfs (decompressed: busybox's insmod may not read xz).
-VIRTIO_MODULES="virtio virtio_ring virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_console"
+VIRTIO_MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_console"
 
 mkdir -p "$cache" 2>/dev/null || die 2 "cannot create the cache directory $cache"
 [ -w "$cache" ] || die 2 "the cache directory $cache is not writable"
@@ -73,7 +78,8 @@ is_static() {
 kdir=$cache/kernel
 get_kernel() {
 	command -v apt-cache >/dev/null 2>&1 || die 2 "no cached kernel in $kdir and no apt-cache to find one"
-	pkg=$(apt-cache search --names-only '^linux-image-[0-9].*-cloud-amd64$' 2>/dev/null |
+	pkg=$kpkg
+	[ -n "$pkg" ] || pkg=$(apt-cache search --names-only '^linux-image-[0-9].*-cloud-amd64$' 2>/dev/null |
 		awk '{ print $1 }' | sort -V | tail -n 1)
 	[ -n "$pkg" ] || die 2 "no cached kernel in $kdir and apt-cache lists no linux-image-*-cloud-amd64 (apt-get update?)"
 	tmp=$(mktemp -d "$cache/.kernel.XXXXXX") || die 2 "cannot make a temporary directory in $cache"
@@ -112,7 +118,8 @@ get_kernel() {
 	echo "build-guest: kernel $ver cached in $kdir" >&2
 }
 
-if [ -n "$refresh" ] || [ ! -s "$kdir/vmlinuz" ] || [ ! -s "$kdir/version" ]; then
+if [ -n "$refresh" ] || [ ! -s "$kdir/vmlinuz" ] || [ ! -s "$kdir/version" ] ||
+	{ [ -n "$kpkg" ] && [ "$(cat "$kdir/package" 2>/dev/null)" != "$kpkg" ]; }; then
 	get_kernel
 fi
 
@@ -175,7 +182,7 @@ init_script() {
 key=$({
 	init_script
 	echo "kernel $(cat "$kdir/version")"
-	ls "$kdir/modules" 2>/dev/null
+	(cd "$kdir/modules" 2>/dev/null && sha256sum ./* 2>/dev/null)
 	sha256sum "$busybox" | cut -d' ' -f1
 	for f in $add_list; do
 		echo "${f##*/} $(sha256sum "$f" | cut -d' ' -f1)"

@@ -216,7 +216,8 @@ guest_start() {
 	}
 }
 
-# guest_console NAME: the console log file of test guest NAME.
+# guest_console NAME: the console log file of test guest NAME (a serial
+# console: its lines end in CR LF).
 guest_console() {
 	g_short=$(guest_name "$1")
 	echo "$TEST_DIR/${g_short#"$GUEST_PREFIX"}.console.log"

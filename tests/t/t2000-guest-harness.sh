@@ -44,7 +44,7 @@ test_expect_success 'build-guest fails with status 2 and a reason when it has no
 
 # Both guests boot at once; one vCPU busy all the time, two vCPUs of which
 # one is busy a third of the time.
-guest_define t2000-one --vcpus 1 --run "/bin/busy 100"
+guest_define t2000-one --vcpus 1 --pin 1 --run "/bin/busy 100"
 guest_define t2000-two --vcpus 2 --run "/bin/busy 33"
 
 test_expect_success 'both guests boot and start their workload' '
@@ -65,6 +65,13 @@ test_expect_success 'their vCPU threads are named, one per vCPU' '
 	for t in $(guest_vcpu_tids t2000-one) $(guest_vcpu_tids t2000-two); do
 		[ "$(cat /proc/$(guest_pid t2000-one)/task/$t/comm 2>/dev/null ||
 		     cat /proc/$(guest_pid t2000-two)/task/$t/comm)" ] || exit 1
+	done
+'
+
+test_expect_success 'a pinned guest has its vCPU threads on that CPU only' '
+	for t in $(guest_vcpu_tids t2000-one); do
+		grep "^Cpus_allowed_list:" /proc/$t/status &&
+		grep -q "^Cpus_allowed_list:[[:space:]]*1$" /proc/$t/status || exit 1
 	done
 '
 
@@ -104,6 +111,10 @@ test_expect_success 'guest_destroy removes a guest' '
 	[ ! -d /proc/$pid ]
 '
 
+# Boots while the next tests run.
+guest_define t2000-agent --vcpus 1 --agent-socket "$TEST_DIR/agent.sock" \
+	--run "cat /sys/class/virtio-ports/*/name"
+
 # A test script of its own that defines a guest and then fails, or is killed.
 cat >sub.sh <<-\SUB
 	. "$top_srcdir/tests/lib.sh"
@@ -115,7 +126,18 @@ cat >sub.sh <<-\SUB
 	fail) test_expect_success "a test that fails" "false" ;;
 	wait) sleep 60 & wait $! ;;
 	esac
-	test_done
+	test_expect_success 'the agent channel is a virtio port in the guest; the guest powers off when its command ends' '
+	guest_wait_console t2000-agent "^domprof-guest: exit" 60 &&
+	tr -d "\r" <"$(guest_console t2000-agent)" >agent.console &&
+	grep -qx "org.domprof.agent.0" agent.console &&
+	grep -qx "domprof-guest: exit 0" agent.console &&
+	n=0 &&
+	while [ "$(virsh -c qemu:///system domstate domprof-test-t2000-agent)" != "shut off" ] &&
+		[ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done &&
+	virsh -c qemu:///system domstate domprof-test-t2000-agent | grep -qx "shut off"
+'
+
+test_done
 SUB
 
 domains() {
@@ -150,6 +172,17 @@ test_expect_success 'guest_cleanup_all removes the guests of a test killed hard,
 	guest_cleanup_all &&
 	[ -z "$(domains)" ] &&
 	guest_pid t2000-two >/dev/null
+'
+
+test_expect_success 'the agent channel is a virtio port in the guest; the guest powers off when its command ends' '
+	guest_wait_console t2000-agent "^domprof-guest: exit" 60 &&
+	tr -d "\r" <"$(guest_console t2000-agent)" >agent.console &&
+	grep -qx "org.domprof.agent.0" agent.console &&
+	grep -qx "domprof-guest: exit 0" agent.console &&
+	n=0 &&
+	while [ "$(virsh -c qemu:///system domstate domprof-test-t2000-agent)" != "shut off" ] &&
+		[ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done &&
+	virsh -c qemu:///system domstate domprof-test-t2000-agent | grep -qx "shut off"
 '
 
 test_done
