@@ -48,15 +48,41 @@ __attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b, const 
 	va_list ap;
 	int n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || sb_reserve(b, (size_t)n + 1) < 0)
+	/* Format once in the room there is; only a line that does not fit is formatted twice. */
+	if (sb_reserve(b, 128) < 0)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= b->cap - b->len) {
+		if (sb_reserve(b, (size_t)n + 1) < 0)
+			return;
+		va_start(ap, fmt);
+		vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
 	b->len += (size_t)n;
+}
+
+/* Lower-case hex, at least width digits, then sep: meta/kallsyms has 10^5 lines of these. */
+static void sb_hex(struct sb *b, uint64_t v, int width, char sep)
+{
+	char tmp[17];
+	int n = 0;
+
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n < width)
+		tmp[n++] = '0';
+	if (sb_reserve(b, (size_t)n + 1) < 0)
+		return;
+	while (n)
+		b->p[b->len++] = tmp[--n];
+	b->p[b->len++] = sep;
 }
 
 /* One escaped field (doc: bytes < 0x20, 0x7f, '%', tab and newline as %XX). */
@@ -269,9 +295,16 @@ static int write_kallsyms(struct daemon *d)
 		sorted = malloc(d->nksyms * sizeof(*sorted));
 		if (!sorted)
 			return -ENOMEM;
-		for (size_t i = 0; i < d->nksyms; i++)
+		bool in_order = true;
+
+		for (size_t i = 0; i < d->nksyms; i++) {
 			sorted[i] = &d->ksyms[i];
-		qsort(sorted, d->nksyms, sizeof(*sorted), ksym_cmp);
+			if (i && ksym_cmp(&sorted[i - 1], &sorted[i]) > 0)
+				in_order = false;
+		}
+		/* kallsyms arrives almost sorted; most sessions need no sort at all. */
+		if (!in_order)
+			qsort(sorted, d->nksyms, sizeof(*sorted), ksym_cmp);
 	}
 	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
 		struct sb b = {0};
@@ -285,10 +318,15 @@ static int write_kallsyms(struct daemon *d)
 
 			if (k->domain_slot != slot)
 				continue;
-			sb_printf(&b, "%016" PRIx64 "\t%" PRIx64 "\t%c\t", k->addr, k->size,
-				  k->type);
+			sb_hex(&b, k->addr, 16, '\t');
+			sb_hex(&b, k->size, 1, '\t');
+			if (sb_reserve(&b, 2) == 0) {
+				b.p[b.len++] = (char)k->type;
+				b.p[b.len++] = '\t';
+			}
 			sb_field(&b, k->name, k->len);
-			sb_printf(&b, "\n");
+			if (sb_reserve(&b, 1) == 0)
+				b.p[b.len++] = '\n';
 			any = true;
 		}
 		for (size_t i = 0; i < d->nkmods; i++) {
