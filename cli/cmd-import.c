@@ -37,6 +37,8 @@ static int session_feed(struct session_sink *s, const uint64_t *w, size_t n)
 
 	if (!n)
 		return 0;
+	if (!s->sw) /* a replay: the stream was copied as it is */
+		return daemon__feed(s->d, w, n);
 	ret = stream_writer__write(s->sw, w, n);
 	if (ret < 0)
 		return ret;
@@ -131,6 +133,51 @@ static int import_mapped(const char *path, int fd, struct session_sink *s,
 	return ret;
 }
 
+/*
+ * A replayed stream is saved in the new session byte for byte: re-compressing
+ * it would cost more than the daemon's whole work, and a damaged tail stays
+ * as damaged as it was, so replaying the copy gives the same result again.
+ */
+static int copy_stream(int in, int session_dirfd)
+{
+	off_t off = 0;
+	int out, ret = 0;
+
+	out = session__create_file(session_dirfd, DP_STREAM_PATH, O_WRONLY | O_TRUNC | O_CLOEXEC,
+				   0600);
+	if (out < 0)
+		return out;
+	for (;;) {
+		ssize_t n = copy_file_range(in, &off, out, NULL, 1 << 30, 0);
+
+		if (n == 0)
+			break;
+		if (n < 0 &&
+		    (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL)) {
+			char buf[1 << 16];
+			ssize_t r;
+
+			while ((r = pread(in, buf, sizeof(buf), off)) > 0) {
+				if (write(out, buf, (size_t)r) != r) {
+					ret = -errno ? -errno : -EIO;
+					break;
+				}
+				off += r;
+			}
+			if (r < 0)
+				ret = -errno;
+			break;
+		}
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+	}
+	if (close(out) < 0 && !ret)
+		ret = -errno;
+	return ret;
+}
+
 static int import_session(const char *path, int session_dirfd, unsigned separate,
 			  const struct import_opts *opts, struct import_stats *stats, char *errbuf,
 			  size_t errlen)
@@ -182,7 +229,10 @@ static int import_session(const char *path, int session_dirfd, unsigned separate
 		snprintf(errbuf, errlen, "starting the daemon: %s", strerror(-ret));
 		goto out_fd;
 	}
-	ret = stream_writer__open(session_dirfd, DP_STREAM_PATH, &s.sw);
+	if (import__detect(magic, (size_t)got) == IMPORT_DP_STREAM)
+		ret = copy_stream(fd, session_dirfd);
+	else
+		ret = stream_writer__open(session_dirfd, DP_STREAM_PATH, &s.sw);
 	if (ret < 0) {
 		snprintf(errbuf, errlen, "%s: %s", DP_STREAM_PATH, strerror(-ret));
 		goto out_daemon;
