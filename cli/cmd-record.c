@@ -8,10 +8,12 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "domprof/cli.h"
@@ -24,11 +26,75 @@
 #define MAX_EVENT_ARGS RECORD_MAX_EVENT_ARGS
 
 static volatile sig_atomic_t stop_requested;
+/* "domprof" for `domprof record`, "domprofd" for the daemon: the same collection. */
+static const char *prog = "domprof";
+
+__attribute__((format(printf, 1, 2))) static void errmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+#define DAEMON_SESSION_DIR "/var/lib/domprof/session"
+
+static void usage_daemon(FILE *f)
+{
+	fprintf(f,
+		"usage: domprofd [OPTIONS]\n"
+		"\n"
+		"Profile every CPU of this host, and the domains on it, until SIGTERM or SIGINT,\n"
+		"then flush the session and exit: the collection of `domprof record -a` as a\n"
+		"long-running daemon. Only one collector (domprofd or `domprof record`) runs per\n"
+		"host. It stays in the foreground; start it in the background with your service\n"
+		"manager.\n"
+		"\n"
+		"Options:\n"
+		"      --session-dir DIR   where to write the session (default %s)\n"
+		"  -e, --event EVENT[:COUNT[:UM[:KERNEL[:USER]]]]\n"
+		"                          an event to sample (repeatable; default cpu-clock at\n"
+		"                          %d Hz)\n"
+		"  -F, --freq HZ           sampling frequency (not with a COUNT)\n"
+		"      --separate LIST     split sample files by lib,kernel,thread,cpu (or none, "
+		"all)\n"
+		"      --mmap-pages N      ring-buffer data pages per CPU, a power of two (default "
+		"%d)\n"
+		"      --connect URI, --no-libvirt, --vmm-pid NAME=PID, --domains "
+		"all|none|NAME,...\n"
+		"                          where domains are found, as for `domprof record`\n"
+		"  -h, --help              this text\n",
+		DAEMON_SESSION_DIR, DP_DEFAULT_FREQ, COLLECTOR_DEFAULT_PAGES);
+}
+
+/* The default directory's parent may not exist yet on a fresh host. */
+static void make_parent(const char *dir)
+{
+	char tmp[4096];
+	char *slash;
+
+	if (snprintf(tmp, sizeof(tmp), "%s", dir) >= (int)sizeof(tmp))
+		return;
+	slash = strrchr(tmp, '/');
+	if (!slash || slash == tmp)
+		return;
+	*slash = '\0';
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(tmp, 0755);
+			*p = '/';
+		}
+	}
+	mkdir(tmp, 0700);
 }
 
 static void usage(FILE *f)
@@ -150,32 +216,29 @@ static int parse_common(int opt, const char *arg, const char **evargs, unsigned 
 	switch (opt) {
 	case 'e':
 		if (*nev >= MAX_EVENT_ARGS) {
-			fprintf(stderr, "domprof: at most %d -e options\n", MAX_EVENT_ARGS);
+			errmsg("at most %d -e options\n", MAX_EVENT_ARGS);
 			return -1;
 		}
 		evargs[(*nev)++] = arg;
 		return 1;
 	case 'F':
 		if (!parse_uint(arg, 1000000, freq) || !*freq) {
-			fprintf(stderr,
-				"domprof: -F wants a frequency in Hz (1-1000000), not '%s'\n", arg);
+			errmsg("-F wants a frequency in Hz (1-1000000), not '%s'\n", arg);
 			return -1;
 		}
 		return 1;
 	case OPT_SEPARATE:
 		if (daemon__parse_separate(arg, separate) < 0) {
-			fprintf(stderr,
-				"domprof: --separate wants a list of lib,kernel,thread,cpu (or "
-				"none, "
-				"all), not '%s'\n",
-				arg);
+			errmsg("--separate wants a list of lib,kernel,thread,cpu (or "
+			       "none, "
+			       "all), not '%s'\n",
+			       arg);
 			return -1;
 		}
 		return 1;
 	case OPT_MMAP_PAGES:
 		if (!parse_uint(arg, 1u << 20, pages) || !*pages || (*pages & (*pages - 1))) {
-			fprintf(stderr, "domprof: --mmap-pages wants a power of two, not '%s'\n",
-				arg);
+			errmsg("--mmap-pages wants a power of two, not '%s'\n", arg);
 			return -1;
 		}
 		return 1;
@@ -203,19 +266,17 @@ static int parse_domains(char *arg, char **names, unsigned max, unsigned *n, boo
 
 static void print_summary(const struct record_summary *s, const char *dir)
 {
-	fprintf(stderr,
-		"domprof: %" PRIu64 " samples written, %" PRIu64 " lost, %" PRIu64
-		" throttles, %" PRIu64 " dropped; %" PRIu64 " domain%s; session in %s\n",
-		s->samples, s->lost, s->throttled, s->dropped, s->domains,
-		s->domains == 1 ? "" : "s", dir);
+	errmsg("%" PRIu64 " samples written, %" PRIu64 " lost, %" PRIu64 " throttles, %" PRIu64
+	       " dropped; %" PRIu64 " domain%s; session in %s\n",
+	       s->samples, s->lost, s->throttled, s->dropped, s->domains,
+	       s->domains == 1 ? "" : "s", dir);
 	if (s->late)
-		fprintf(stderr,
-			"domprof: %" PRIu64 " records arrived after their time was flushed (kept, "
-			"maybe out of order)\n",
-			s->late);
+		errmsg("%" PRIu64 " records arrived after their time was flushed (kept, "
+		       "maybe out of order)\n",
+		       s->late);
 }
 
-int cmd_record(int argc, char **argv)
+int record_cli(int argc, char **argv, bool daemon_mode)
 {
 	const char *evargs[MAX_EVENT_ARGS];
 	struct event_spec specs[MAX_EVENT_ARGS];
@@ -233,9 +294,16 @@ int cmd_record(int argc, char **argv)
 	char err[1024], line[1024];
 	int opt, r, li;
 
-	ro.session_dir = DP_SESSION_DEFAULT_DIR;
+	prog = daemon_mode ? "domprofd" : "domprof";
+	ro.session_dir = daemon_mode ? DAEMON_SESSION_DIR : DP_SESSION_DEFAULT_DIR;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+ap:e:F:h", longopts, &li)) != -1) {
+		if (daemon_mode && (opt == 'p' || opt == OPT_DURATION)) {
+			errmsg("-%s%s is for `domprof record`: domprofd profiles every CPU until "
+			       "SIGTERM\n",
+			       opt == 'p' ? "" : "-", opt == 'p' ? "p" : "duration");
+			return 2;
+		}
 		r = parse_common(opt, optarg, evargs, &nev, &freq, &separate, &pages);
 		if (r < 0)
 			return 2;
@@ -247,8 +315,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'p':
 			if (!parse_uint(optarg, INT_MAX, &pid) || !pid) {
-				fprintf(stderr, "domprof: -p wants a process id, not '%s'\n",
-					optarg);
+				errmsg("-p wants a process id, not '%s'\n", optarg);
 				return 2;
 			}
 			have_pid = true;
@@ -259,11 +326,10 @@ int cmd_record(int argc, char **argv)
 			errno = 0;
 			duration = strtod(optarg, &end);
 			if (errno || *end || !(duration > 0) || duration > 1e9) {
-				fprintf(stderr,
-					"domprof: --duration wants a positive number of seconds, "
-					"not "
-					"'%s'\n",
-					optarg);
+				errmsg("--duration wants a positive number of seconds, "
+				       "not "
+				       "'%s'\n",
+				       optarg);
 				return 2;
 			}
 			break;
@@ -272,8 +338,7 @@ int cmd_record(int argc, char **argv)
 			ro.session_dir = optarg;
 			break;
 		case OPT_CALLGRAPH:
-			fprintf(stderr,
-				"domprof: --callgraph: call graphs are not implemented yet\n");
+			errmsg("--callgraph: call graphs are not implemented yet\n");
 			return 2;
 		case OPT_CONNECT:
 			ro.vmm.uri = optarg;
@@ -284,13 +349,12 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_VMM_PID:
 			if (ro.vmm.nvmm_pids >= VMM_MAX_VMM_PIDS) {
-				fprintf(stderr, "domprof: at most %d --vmm-pid options\n",
-					VMM_MAX_VMM_PIDS);
+				errmsg("at most %d --vmm-pid options\n", VMM_MAX_VMM_PIDS);
 				return 2;
 			}
 			if (vmm__parse_vmm_pid(optarg, &vmm_pids[ro.vmm.nvmm_pids], err,
 					       sizeof(err)) < 0) {
-				fprintf(stderr, "domprof: --vmm-pid %s: %s\n", optarg, err);
+				errmsg("--vmm-pid %s: %s\n", optarg, err);
 				return 2;
 			}
 			ro.vmm.nvmm_pids++;
@@ -299,44 +363,48 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_DOMAINS:
 			if (parse_domains(optarg, only, VMM_MAX_DOMAINS, &nonly, &no_domains) < 0) {
-				fprintf(stderr,
-					"domprof: --domains wants all, none or NAME,..., not "
-					"'%s'\n",
-					optarg);
+				errmsg("--domains wants all, none or NAME,..., not "
+				       "'%s'\n",
+				       optarg);
 				return 2;
 			}
 			want_domains = !no_domains;
 			break;
 		case OPT_LATER:
-			fprintf(stderr,
-				"domprof: --%s: guest sampling by agents, TCG plugins and passive "
-				"images comes with a later version\n",
-				longopts[li].name);
+			errmsg("--%s: guest sampling by agents, TCG plugins and passive "
+			       "images comes with a later version\n",
+			       longopts[li].name);
 			return 2;
 		case 'h':
-			usage(stdout);
+			if (daemon_mode)
+				usage_daemon(stdout);
+			else
+				usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "domprof: see `domprof record --help`\n");
+			errmsg("see `%s --help`\n", daemon_mode ? "domprofd" : "domprof record");
 			return 2;
 		}
 	}
+	if (daemon_mode && optind < argc) {
+		errmsg("unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
 	if ((all && have_pid) || ((all || have_pid) && optind < argc)) {
-		fprintf(stderr, "domprof: give one target: -a, -p PID or -- CMD\n");
+		errmsg("give one target: -a, -p PID or -- CMD\n");
 		return 2;
 	}
 	if (optind < argc && strcmp(argv[optind - 1], "--")) {
-		fprintf(stderr, "domprof: unexpected argument '%s' (put a command after --)\n",
-			argv[optind]);
+		errmsg("unexpected argument '%s' (put a command after --)\n", argv[optind]);
 		return 2;
 	}
 	/* Before the lock and the session: a typo in a PID should cost nothing. */
 	if (have_pid && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
-		fprintf(stderr, "domprof: no process with PID %lu\n", pid);
+		errmsg("no process with PID %lu\n", pid);
 		return 1;
 	}
 	if (record__events(evargs, nev, (uint32_t)freq, specs, &nspecs, err, sizeof(err)) < 0) {
-		fprintf(stderr, "domprof: %s\n", err);
+		errmsg("%s\n", err);
 		return 2;
 	}
 
@@ -366,23 +434,28 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	/* A reader of our stderr going away must not kill the recording. */
 	signal(SIGPIPE, SIG_IGN);
+	if (daemon_mode) {
+		signal(SIGHUP, SIG_IGN);
+		if (!strcmp(ro.session_dir, DAEMON_SESSION_DIR))
+			make_parent(ro.session_dir);
+	}
 
 	r = record__open(&ro, &rec, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "domprof: %s\n", err);
+		errmsg("%s\n", err);
 		return 1;
 	}
 	if (collector__warnings(record__collector(rec))[0])
-		fprintf(stderr, "domprof: %s\n", collector__warnings(record__collector(rec)));
+		errmsg("%s\n", collector__warnings(record__collector(rec)));
 	record__describe(rec, line, sizeof(line));
-	fprintf(stderr, "domprof: %s\n", line);
+	errmsg("%s\n", line);
 	if (record__notice(rec)[0])
-		fprintf(stderr, "domprof: %s\n", record__notice(rec));
+		errmsg("%s\n", record__notice(rec));
 
 	r = record__run(rec, &stop_requested, err, sizeof(err));
 	record__summary(rec, &sum);
 	if (r < 0)
-		fprintf(stderr, "domprof: %s\n", err);
+		errmsg("%s\n", err);
 	print_summary(&sum, ro.session_dir);
 	record__free(rec);
 	if (r < 0)
@@ -394,4 +467,9 @@ int cmd_record(int argc, char **argv)
 			return 128 + WTERMSIG(sum.child_status);
 	}
 	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	return record_cli(argc, argv, false);
 }

@@ -5,5 +5,5 @@ DOMPROF_LIBS = pp/libdppp.a host/libdphost.a daemon/libdpdaemon.a events/libdpev
 cli_domprof_SOURCES = cli/domprof.c cli/cmd-record.c cli/cmd-report.c cli/cmd-import.c \
 	cli/cmd-list-events.c
 cli_domprof_LDADD = $(DOMPROF_LIBS)
-cli_domprofd_SOURCES = cli/domprofd.c
+cli_domprofd_SOURCES = cli/domprofd.c cli/cmd-record.c
 cli_domprofd_LDADD = $(DOMPROF_LIBS)

@@ -3,7 +3,11 @@
 #ifndef DOMPROF_CLI_H
 #define DOMPROF_CLI_H
 
+#include <stdbool.h>
+
 int cmd_record(int argc, char **argv);
+/* `domprof record`, or with daemon_mode domprofd: every CPU until SIGTERM. */
+int record_cli(int argc, char **argv, bool daemon_mode);
 int cmd_report(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_list_events(int argc, char **argv);
