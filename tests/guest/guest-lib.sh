@@ -54,8 +54,10 @@ prereq_GUEST_KERNEL() {
 
 prereq_KVM_MINI() {
 	[ -e /dev/kvm ] || { echo "no /dev/kvm"; return 1; }
-	[ -x "$guest_builddir/kvm-mini" ] && [ -f "$guest_builddir/kvm-guest.elf" ] ||
-		{ echo "tests/guest/kvm-mini is not built (make check builds it)"; return 1; }
+	if [ ! -x "$guest_builddir/kvm-mini" ] || [ ! -f "$guest_builddir/kvm-guest.elf" ]; then
+		echo "tests/guest/kvm-mini is not built (make check builds it)"
+		return 1
+	fi
 	out=$("$guest_builddir/kvm-mini" --seconds 0.2 "$guest_builddir/kvm-guest.elf" 2>&1) || {
 		echo "the KVM fixture cannot run its guest here: $(echo "$out" | tail -n 1)"
 		return 1
@@ -119,7 +121,7 @@ guest_define() {
 	[ $# -ge 1 ] || { echo "guest_define: NAME missing" >&2; return 1; }
 	g_name=$(guest_name "$1")
 	shift
-	g_vcpus=1 g_pin= g_run= g_mem=128 g_sock= g_plugin= g_extra= g_start=1
+	g_vcpus=1 g_pin='' g_run='' g_mem=128 g_sock='' g_plugin='' g_extra='' g_start=1
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--vcpus) g_vcpus=$2; shift 2 ;;
@@ -212,6 +214,8 @@ guest_start() {
 	g_name=$(guest_name "$1")
 	guest__virsh start "$g_name" >"$TEST_DIR/.virsh.out" 2>&1 || {
 		cat "$TEST_DIR/.virsh.out" >&2
+		# QEMU's own words are in its log.
+		tail -n 5 "/var/log/libvirt/qemu/$g_name.log" 2>/dev/null | sed 's/^/  qemu: /' >&2
 		return 1
 	}
 }

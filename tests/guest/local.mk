@@ -27,4 +27,4 @@ GUEST_TESTS = \
 	tests/t/t2010-kvm-mini.sh
 TESTS += $(GUEST_TESTS)
 EXTRA_DIST += $(GUEST_TESTS) tests/guest/build-guest.sh tests/guest/libvirtd.sh \
-	tests/guest/guest-lib.sh
+	tests/guest/guest-lib.sh tests/guest/README.md
