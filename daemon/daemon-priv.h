@@ -212,6 +212,7 @@ struct daemon {
 	size_t task_nbuckets, ntasks;
 	size_t name_bytes; /* kept for ksyms, kmods, comms */
 
+	uint64_t bad_by_code[DP_CODE_MAX];
 	uint64_t lost_cpu[DAEMON_MAX_CPUS];
 	uint64_t throttled_cpu[DAEMON_MAX_CPUS];
 

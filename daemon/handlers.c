@@ -252,7 +252,8 @@ static int handle_task_switch(struct daemon *d, const struct dp_item *it)
 	const uint64_t *a = it->args;
 	struct image *app = NULL;
 
-	if (it->nargs != 3 || a[0] >= UINT32_MAX || a[1] >= UINT32_MAX)
+	/* 0xffffffff is a task the kernel could not name any more (it was exiting). */
+	if (it->nargs != 3 || a[0] > UINT32_MAX || a[1] > UINT32_MAX)
 		return -EBADMSG;
 	if (a[2]) {
 		app = daemon__image(d, a[2]);
@@ -884,6 +885,7 @@ int daemon__handle(struct daemon *d, const struct dp_item *it)
 	r = handlers[it->code](d, it);
 	if (r == -EBADMSG) {
 		d->stats.bad_records++;
+		d->bad_by_code[it->code]++;
 		return 0;
 	}
 	return r;

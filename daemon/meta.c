@@ -194,6 +194,11 @@ static int write_stats(struct daemon *d)
 	sb_printf(&b, "dropped=%" PRIu64 "\n", s->dropped);
 	sb_printf(&b, "write_errors=%" PRIu64 "\n", s->write_errors);
 	sb_printf(&b, "domain_overflow=%" PRIu64 "\n", s->domain_overflow);
+	/* Which codes the bad records had: the first thing to look at when they appear. */
+	for (unsigned c = 0; c < DP_CODE_MAX; c++)
+		if (d->bad_by_code[c])
+			sb_printf(&b, "bad_records.%s=%" PRIu64 "\n", dp_code__name(c),
+				  d->bad_by_code[c]);
 	for (unsigned c = 0; c < DAEMON_MAX_CPUS; c++)
 		if (d->lost_cpu[c])
 			sb_printf(&b, "lost.cpu%u=%" PRIu64 "\n", c, d->lost_cpu[c]);
