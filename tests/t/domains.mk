@@ -1,5 +1,6 @@
 # Issue 3 (domains) acceptance tests: tests/t/t21*.sh.
 DOMAIN_TESTS = \
-	tests/t/t2100-domain-shares.sh
+	tests/t/t2100-domain-shares.sh \
+	tests/t/t2110-vcpu-wait.sh
 TESTS += $(DOMAIN_TESTS)
 EXTRA_DIST += $(DOMAIN_TESTS) tests/t/t21-lib.sh
