@@ -47,43 +47,8 @@ dp_record_bg() {
 	done
 }
 
-# dp_decode STREAM.zst: the records of a saved stream, one line each:
-# "CODE ARG..." (strings as the last argument, decoded, in Python repr), and
-# "samples N" at the end. Written from doc/event-buffer.md.
+# dp_decode STREAM.zst [records|tasks]: a saved stream decoded by
+# tests/t/t21-stream.py (see there).
 dp_decode() {
-	zstd -dcq "$1" | python3 -c '
-import struct, sys
-ESCAPE = (1 << 64) - 1
-data = sys.stdin.buffer.read()
-n = len(data) // 8
-w = struct.unpack("<%dQ" % n, data[: n * 8])
-if n < 2 or w[0] != int.from_bytes(b"DPEVBUF\0", "little") or w[1] != 1:
-    sys.exit("bad magic or version")
-STR = {4, 7, 9, 12, 13, 14, 18}
-pos, samples = 2, 0
-out = sys.stdout
-while pos < n:
-    if w[pos] != ESCAPE:
-        samples += 1
-        pos += 2
-        continue
-    if pos + 1 >= n:
-        break
-    hdr = w[pos + 1]
-    code, nargs = hdr & 0xFFFF, (hdr >> 16) & 0xFFFF
-    if hdr >> 32 or code == 0 or nargs > 1024:
-        pos += 1
-        continue
-    args = list(w[pos + 2 : pos + 2 + nargs])
-    pos += 2 + nargs
-    if code in STR:
-        # The fixed arguments, then [len][bytes...].
-        fixed = {4: 4, 7: 9, 9: 7, 12: 3, 13: 2, 14: 2, 18: 5}[code]
-        if len(args) > fixed:
-            ln = args[fixed]
-            b = b"".join(x.to_bytes(8, "little") for x in args[fixed + 1 :])[:ln]
-            args = args[:fixed] + [repr(b.decode("utf-8", "replace"))]
-    out.write(" ".join(str(a) for a in [code] + args) + "\n")
-out.write("samples %d\n" % samples)
-'
+	zstd -dcq "$1" | python3 "$top_srcdir/tests/t/t21-stream.py" "${2:-records}"
 }
