@@ -201,6 +201,7 @@ static const char *const code_names[DP_CODE_MAX] = {
 	[DP_CODE_DOMAIN_THREAD] = "DOMAIN_THREAD",
 	[DP_CODE_DOMAIN_LIFE] = "DOMAIN_LIFE",
 	[DP_CODE_VCPU_WAIT] = "VCPU_WAIT",
+	[DP_CODE_FILE_CHUNK] = "FILE_CHUNK",
 };
 
 const char *dp_code__name(uint32_t code)

@@ -48,6 +48,8 @@ enum dp_code {
 	DP_CODE_DOMAIN_THREAD = 18, /* [domain][pid][tid][role][vcpu] str comm: a thread of its VMM */
 	DP_CODE_DOMAIN_LIFE = 19,   /* [domain][what][ns]: started, stopped, rebooted, vanished */
 	DP_CODE_VCPU_WAIT = 20,	    /* [domain][vcpu][tid][ns][wait_ns][run_ns]: deltas since the last */
+	DP_CODE_FILE_CHUNK = 21,    /* [bid_len][bid0][bid1][bid2][total_size][offset] str data:
+				       a piece of a guest binary of the current domain */
 	DP_CODE_MAX,		   /* first unassigned code; new codes go above */
 };
 
