@@ -5,15 +5,16 @@ lib_libdpcore_a_SOURCES = \
 	lib/session.c \
 	lib/odb.c \
 	lib/metafile.c \
-	lib/stream.c
+	lib/stream.c \
+	lib/agentproto.c
 lib_libdpcore_a_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
-	tests/unit/test-metafile tests/unit/test-stream
+	tests/unit/test-metafile tests/unit/test-stream tests/unit/test-agentproto
 TESTS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
-	tests/unit/test-metafile tests/unit/test-stream
+	tests/unit/test-metafile tests/unit/test-stream tests/unit/test-agentproto
 tests_unit_test_words_SOURCES = tests/unit/test-words.c
 tests_unit_test_words_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_words_LDADD = lib/libdpcore.a $(UNIT_LIBS)
@@ -29,4 +30,7 @@ tests_unit_test_metafile_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 tests_unit_test_stream_SOURCES = tests/unit/test-stream.c
 tests_unit_test_stream_CFLAGS = $(UNIT_CFLAGS) $(ZSTD_CFLAGS)
 tests_unit_test_stream_LDADD = lib/libdpcore.a $(ZSTD_LIBS) $(UNIT_LIBS)
+tests_unit_test_agentproto_SOURCES = tests/unit/test-agentproto.c
+tests_unit_test_agentproto_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_agentproto_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 endif

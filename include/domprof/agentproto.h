@@ -10,14 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AP_MAGIC	   0x31415044u /* "DPA1" read little-endian */
-#define AP_VERSION	   1
-#define AP_HDR_SIZE	   40
-#define AP_MAX_PAYLOAD	   65536
-#define AP_MAX_STR	   4096
-#define AP_BUILD_ID_MAX	   20
-#define AP_FLAG_SEQUENCED  (1u << 0)
-#define AP_PORT_NAME	   "org.domprof.agent.0"
+#define AP_MAGIC	  0x31415044u /* "DPA1" read little-endian */
+#define AP_VERSION	  1
+#define AP_HDR_SIZE	  40
+#define AP_MAX_PAYLOAD	  65536
+#define AP_MAX_STR	  4096
+#define AP_BUILD_ID_MAX	  20
+#define AP_FLAG_SEQUENCED (1u << 0)
+#define AP_PORT_NAME	  "org.domprof.agent.0"
 
 enum ap_type {
 	/* guest -> host */
@@ -47,8 +47,11 @@ struct ap_hdr {
 /* CRC-32C (Castagnoli) of len bytes, continuing from crc (start with 0). */
 uint32_t ap_crc32c(uint32_t crc, const void *data, size_t len);
 
-/* Write the 40-byte header for hdr and payload (the CRC covers both). */
-void ap_frame__encode_hdr(const struct ap_hdr *hdr, const uint8_t *payload, uint8_t out[AP_HDR_SIZE]);
+/* Write the 40-byte header for hdr and payload (the CRC covers both; hdr->len bytes of it). */
+void ap_frame__encode_hdr(const struct ap_hdr *hdr, const uint8_t *payload,
+			  uint8_t out[AP_HDR_SIZE]);
+/* Encode a whole frame (header + payload) into out (AP_HDR_SIZE + len bytes). */
+void ap_frame__encode(const struct ap_hdr *hdr, const uint8_t *payload, uint8_t *out);
 
 /*
  * Incremental frame parser over a byte stream: feed what arrived, take
@@ -60,6 +63,10 @@ struct ap_parser {
 	size_t len;
 	uint64_t malformed; /* frames or byte runs skipped */
 	uint64_t skipped_bytes;
+	/* Internal: unread input is buf[pos..len); taken bytes go at the next call. */
+	size_t pos;
+	size_t taken;
+	int resyncing; /* inside a run of garbage: counted once */
 };
 
 int ap_parser__init(struct ap_parser *p);
@@ -69,7 +76,9 @@ void ap_parser__reset(struct ap_parser *p); /* a new connection: drop partial in
 size_t ap_parser__feed(struct ap_parser *p, const uint8_t *data, size_t n);
 /*
  * Take the next complete frame: 1 with *hdr and *payload (valid until the
- * next call), 0 when more input is needed.
+ * next call to any ap_parser__ function), 0 when more input is needed.
+ * Once ap_parser__next() has returned 0, ap_parser__feed() takes at least one
+ * byte: callers loop feed / next until all input is taken.
  */
 int ap_parser__next(struct ap_parser *p, struct ap_hdr *hdr, const uint8_t **payload);
 
