@@ -66,8 +66,9 @@ struct hostsync {
 	size_t ndoms, domsize;
 
 	/* What the words emitted so far have set. */
-	bool have_cpu, have_task, have_image, have_time;
+	bool have_cpu, have_task, have_image, have_time, have_dom;
 	uint32_t cur_cpu, cur_tgid, cur_tid, cur_app, cur_img, cur_mode, cur_dom;
+	char kernel_name[256];
 	uint64_t last_time;
 	uint64_t pend_no_task, pend_bad;
 };
@@ -113,6 +114,12 @@ int hostsync__new(const struct hostsync_opts *opts, struct hostsync **out)
 		return -ENOMEM;
 	hs->opts = *opts;
 	hs->procfs = "/proc";
+	snprintf(hs->kernel_name, sizeof(hs->kernel_name), "%s",
+		 opts->kernel_name ? opts->kernel_name : "vmlinux");
+	hs->opts.kernel_name = hs->kernel_name;
+	/* A word stream starts in the host domain. */
+	hs->have_dom = true;
+	hs->cur_dom = DP_DOMAIN_HOST;
 	images__init(&hs->images);
 	r = procs__init(&hs->procs);
 	if (r < 0) {
@@ -521,14 +528,16 @@ int hostsync__queue(struct hostsync *hs, int cpu, const void *rec, size_t len)
 	if (s.has_time)
 		hs->cpu_time[cpu] = s.time;
 	time = hs->cpu_time[cpu];
-	if (hs->flushed && time <= hs->horizon_done)
-		hs->st.late++;
-
 	r = malloc(sizeof(*r) + len);
 	if (!r)
 		return -ENOMEM;
-	r->time = time;
+	if (hs->opts.time_offset < 0 && time < (uint64_t)-hs->opts.time_offset)
+		r->time = 0;
+	else
+		r->time = time + (uint64_t)hs->opts.time_offset;
 	r->seq = hs->seq++;
+	if (hs->flushed && r->time <= hs->horizon_done)
+		hs->st.late++;
 	r->cpu = (uint32_t)cpu;
 	r->len = (uint32_t)len;
 	memcpy(r->data, d, len);
@@ -545,21 +554,42 @@ bad:
 	return 0;
 }
 
+static int switch_domain(struct hostsync *hs, struct dp_words *out, uint32_t dom)
+{
+	uint64_t arg = dom;
+	int ret;
+
+	if (hs->have_dom && hs->cur_dom == dom)
+		return 0;
+	ret = dp_words__record(out, DP_CODE_DOMAIN_SWITCH, &arg, 1);
+	if (ret < 0)
+		return ret;
+	hs->have_dom = true;
+	hs->cur_dom = dom;
+	return 0;
+}
+
+/* The domain a task's records belong to. */
+static uint32_t task_domain(const struct hostsync *hs, uint32_t tgid)
+{
+	const struct hs_dom *d;
+
+	if (hs->opts.guest)
+		return hs->opts.domain;
+	d = dom_find(hs, tgid);
+	return d ? d->domain : DP_DOMAIN_HOST;
+}
+
 /* A COMM is filed under the current domain: make that the task's own. */
 static int emit_comm(struct hostsync *hs, struct dp_words *out, uint32_t tgid, uint32_t tid,
 		     const char *comm, size_t len)
 {
-	const struct hs_dom *d = dom_find(hs, tgid);
-	uint32_t dom = d ? d->domain : DP_DOMAIN_HOST;
-	uint64_t args[2] = {dom, 0};
+	uint64_t args[2];
 	int ret;
 
-	if (hs->cur_dom != dom) {
-		ret = dp_words__record(out, DP_CODE_DOMAIN_SWITCH, args, 1);
-		if (ret < 0)
-			return ret;
-		hs->cur_dom = dom;
-	}
+	ret = switch_domain(hs, out, task_domain(hs, tgid));
+	if (ret < 0)
+		return ret;
 	args[0] = tgid;
 	args[1] = tid;
 	return dp_words__record_str(out, DP_CODE_COMM, args, 2, comm, len);
@@ -762,13 +792,9 @@ static int emit_context(struct hostsync *hs, const struct hs_rec *r, uint32_t do
 		hs->have_time = true;
 		hs->last_time = r->time;
 	}
-	if (hs->cur_dom != dom) {
-		args[0] = dom;
-		ret = dp_words__record(out, DP_CODE_DOMAIN_SWITCH, args, 1);
-		if (ret < 0)
-			return ret;
-		hs->cur_dom = dom;
-	}
+	ret = switch_domain(hs, out, dom);
+	if (ret < 0)
+		return ret;
 	if (app) {
 		ret = images__define(app, out);
 		if (ret < 0)
@@ -852,11 +878,11 @@ static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_word
 	switch (cpumode) {
 	case PERF_RECORD_MISC_KERNEL:
 	case PERF_RECORD_MISC_HYPERVISOR:
-		mode = DP_MODE_HOST_KERNEL;
+		mode = hs->opts.guest ? DP_MODE_GUEST_KERNEL : DP_MODE_HOST_KERNEL;
 		img = kernel__resolve(&hs->kernel, s.ip, &offset);
 		break;
 	case PERF_RECORD_MISC_USER:
-		mode = DP_MODE_HOST_USER;
+		mode = hs->opts.guest ? DP_MODE_GUEST_USER : DP_MODE_HOST_USER;
 		if (!proc || !proc->known) {
 			hs->st.no_task++;
 			hs->pend_no_task++;
@@ -913,8 +939,11 @@ static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_word
 	} else if (!s.pid) {
 		app = hs->kernel.kimg; /* the idle task */
 	}
-	ret = emit_context(hs, r, dom ? dom->domain : DP_DOMAIN_HOST, s.pid, s.tid, app, img, mode,
-			   out);
+	ret = emit_context(hs, r,
+			   hs->opts.guest ? hs->opts.domain
+			   : dom	  ? dom->domain
+					  : DP_DOMAIN_HOST,
+			   s.pid, s.tid, app, img, mode, out);
 	if (ret < 0)
 		return ret;
 	ret = dp_words__sample(out, offset, (uint32_t)idx);
@@ -1016,7 +1045,47 @@ int hostsync__flush(struct hostsync *hs, uint64_t horizon, struct dp_words *out)
 int hostsync__load_kernel(struct hostsync *hs, const char *kallsyms, const char *modules,
 			  struct dp_words *out)
 {
+	int r = switch_domain(hs, out, hs->opts.guest ? hs->opts.domain : DP_DOMAIN_HOST);
+
+	if (r < 0)
+		return r;
 	return kernel__load(&hs->kernel, &hs->images, kallsyms, modules, out);
+}
+
+int hostsync__load_kernel_mem(struct hostsync *hs, const char *kallsyms, size_t klen,
+			      const char *modules, size_t mlen, struct dp_words *out)
+{
+	FILE *fk = NULL, *fm = NULL;
+	int r;
+
+	/* KSYM and KMOD records belong to the current domain: make it ours. */
+	r = switch_domain(hs, out, hs->opts.guest ? hs->opts.domain : DP_DOMAIN_HOST);
+	if (r < 0)
+		return r;
+	if (kallsyms && klen && !(fk = fmemopen((void *)kallsyms, klen, "r")))
+		return -errno;
+	if (modules && mlen && !(fm = fmemopen((void *)modules, mlen, "r"))) {
+		r = -errno;
+		if (fk)
+			fclose(fk);
+		return r;
+	}
+	r = kernel__load_files(&hs->kernel, &hs->images, fk, fm, hs->kernel_name, out);
+	if (fk)
+		fclose(fk);
+	if (fm)
+		fclose(fm);
+	return r;
+}
+
+void hostsync__restate_context(struct hostsync *hs)
+{
+	hs->have_cpu = hs->have_task = hs->have_image = hs->have_time = hs->have_dom = false;
+}
+
+void hostsync__set_time_offset(struct hostsync *hs, int64_t offset)
+{
+	hs->opts.time_offset = offset;
 }
 
 static bool all_digits(const char *s)

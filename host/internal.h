@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "domprof/hostsync.h"
 #include "domprof/words.h"
@@ -118,6 +119,9 @@ struct hs_kernel {
 void kernel__fini(struct hs_kernel *k);
 int kernel__load(struct hs_kernel *k, struct hs_images *images, const char *kallsyms,
 		 const char *modules, struct dp_words *out);
+/* From open streams (either may be NULL); the kernel image is called kname. */
+int kernel__load_files(struct hs_kernel *k, struct hs_images *images, FILE *kallsyms,
+		       FILE *modules, const char *kname, struct dp_words *out);
 /* Kernel or module image and offset of pc; NULL when no range covers it. */
 struct hs_image *kernel__resolve(const struct hs_kernel *k, uint64_t pc, uint64_t *offset);
 

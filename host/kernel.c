@@ -253,39 +253,30 @@ static const struct hs_kmod *find_mod(const struct hs_kernel *k, uint64_t pc)
 	return lo < k->nmods && k->mods[lo].start <= pc ? &k->mods[lo] : NULL;
 }
 
-int kernel__load(struct hs_kernel *k, struct hs_images *images, const char *kallsyms,
-		 const char *modules, struct dp_words *out)
+int kernel__load_files(struct hs_kernel *k, struct hs_images *images, FILE *kallsyms, FILE *modules,
+		       const char *kname, struct dp_words *out)
 {
 	struct ksym *v = NULL;
 	size_t n = 0;
 	uint64_t stext, etext;
-	FILE *f;
 	int r = 0;
 
 	kernel__fini(k);
 	if (modules) {
-		f = fopen(modules, "re");
-		if (f) {
-			r = parse_modules(f, k, images, out);
-			fclose(f);
-			if (r < 0)
-				return r;
-		}
+		r = parse_modules(modules, k, images, out);
+		if (r < 0)
+			return r;
 	}
 	if (!kallsyms)
 		return 0;
-	f = fopen(kallsyms, "re");
-	if (!f)
-		return -errno;
-	r = parse_kallsyms(f, &v, &n, &stext, &etext);
-	fclose(f);
+	r = parse_kallsyms(kallsyms, &v, &n, &stext, &etext);
 	if (r < 0)
 		return r;
 	/* kallsyms reads all-zero addresses under kptr_restrict: no kernel range then. */
 	if (stext && etext > stext) {
 		k->kstart = stext;
 		k->kend = etext;
-		k->kimg = images__special(images, DP_IMAGE_KERNEL, "vmlinux", stext, etext);
+		k->kimg = images__special(images, DP_IMAGE_KERNEL, kname, stext, etext);
 		if (!k->kimg)
 			r = -ENOMEM;
 	}
@@ -302,6 +293,31 @@ int kernel__load(struct hs_kernel *k, struct hs_images *images, const char *kall
 	for (size_t i = 0; i < n; i++)
 		free(v[i].name);
 	free(v);
+	return r;
+}
+
+int kernel__load(struct hs_kernel *k, struct hs_images *images, const char *kallsyms,
+		 const char *modules, struct dp_words *out)
+{
+	FILE *fk = NULL, *fm = NULL;
+	int r;
+
+	if (modules)
+		fm = fopen(modules, "re");
+	if (kallsyms) {
+		fk = fopen(kallsyms, "re");
+		if (!fk) {
+			r = -errno;
+			if (fm)
+				fclose(fm);
+			return r;
+		}
+	}
+	r = kernel__load_files(k, images, fk, fm, "vmlinux", out);
+	if (fk)
+		fclose(fk);
+	if (fm)
+		fclose(fm);
 	return r;
 }
 

@@ -26,6 +26,17 @@ struct hostsync_opts {
 	uint64_t read_format;
 	int sample_id_all;
 	unsigned ncpus;
+	/*
+	 * Records from inside a guest (its agent's perf events): every sample
+	 * belongs to `domain`, its kernel and user modes are the guest's, the
+	 * kernel image is called `kernel_name` (the guest kernel named by its
+	 * build-id), and each record's time is moved by time_offset ns onto
+	 * the host's clock. No /proc is read: it would be the host's.
+	 */
+	int guest;
+	uint32_t domain;
+	const char *kernel_name; /* NULL: "vmlinux" */
+	int64_t time_offset;
 };
 
 struct hostsync_stats {
@@ -37,7 +48,7 @@ struct hostsync_stats {
 	uint64_t lost;	       /* records lost, from LOST/LOST_SAMPLES */
 	uint64_t throttled;    /* THROTTLE records */
 	uint64_t late;	       /* records older than the last flush horizon (emitted anyway) */
-	uint64_t guest;	       /* guest-mode samples (emitted to [unknown] for now) */
+	uint64_t guest;	       /* guest-mode samples */
 	uint64_t proc_skipped; /* /proc entries that vanished or were unreadable during the scan */
 };
 
@@ -57,6 +68,25 @@ int hostsync__add_event_id(struct hostsync *hs, uint64_t id, uint32_t idx);
  */
 int hostsync__load_kernel(struct hostsync *hs, const char *kallsyms, const char *modules,
 			  struct dp_words *out);
+
+/*
+ * As hostsync__load_kernel, from text in memory (a guest's kallsyms and
+ * modules as its agent sent them, in the /proc formats); a new call replaces
+ * the kernel's ranges, and the KSYM/KMOD records go after a DOMAIN_SWITCH to
+ * the instance's domain.
+ */
+int hostsync__load_kernel_mem(struct hostsync *hs, const char *kallsyms, size_t klen,
+			      const char *modules, size_t mlen, struct dp_words *out);
+
+/*
+ * Another producer wrote into the word stream since our last flush: state
+ * the whole context (CPU, time, domain, task, image) again before the next
+ * sample.
+ */
+void hostsync__restate_context(struct hostsync *hs);
+
+/* Move the records queued from now on by offset ns (a guest clock's new estimate). */
+void hostsync__set_time_offset(struct hostsync *hs, int64_t offset);
 
 /*
  * Read /proc/<pid>/{maps,comm,exe,task} of every process that exists now and

@@ -632,6 +632,73 @@ static void test_domain_attribution(void **state)
 	assert_int_equal(hostsync__set_domain(f->hs, 0, 3, DP_DOMAIN_ACCEL_KVM), -EINVAL);
 }
 
+/*
+ * Records from inside a guest (its agent): all in the guest's domain, the
+ * guest's own modes, its kernel named by build-id from kallsyms text in
+ * memory, times moved onto the host clock; and a restated context after
+ * another producer wrote.
+ */
+static void test_guest_instance(void **state)
+{
+	struct fx *f = *state;
+	struct hostsync_opts o = {.sample_type = ST,
+				  .sample_id_all = 1,
+				  .ncpus = 2,
+				  .guest = 1,
+				  .domain = 5,
+				  .kernel_name = "vmlinux-ab12",
+				  .time_offset = -1000};
+	static const char ks[] = "ffffffff81000000 T _stext\n"
+				 "ffffffff81000100 t guest_fn\n"
+				 "ffffffff81001000 T _etext\n";
+	struct hostsync *g;
+	struct rec r;
+	char *got;
+
+	assert_int_equal(hostsync__new(&o, &g), 0);
+	assert_int_equal(hostsync__add_event_id(g, ID0, 0), 0);
+	assert_int_equal(hostsync__load_kernel_mem(g, ks, sizeof(ks) - 1, NULL, 0, &f->out), 0);
+	got = fmt(&f->out);
+	assert_string_equal(got, "DOMAIN_SWITCH 0x5; "
+				 "KSYM 0xffffffff81000000 0x100 0x54 '_stext'; "
+				 "KSYM 0xffffffff81000100 0xf00 0x74 'guest_fn'; "
+				 "KSYM 0xffffffff81001000 0 0x54 '_etext'; ");
+	free(got);
+	dp_words__reset(&f->out);
+	mmap2_file(&r, 40, 0x400000, 0x1000, 0, "/usr/bin/gapp", 5000);
+	assert_int_equal(hostsync__queue(g, 0, r.b, r.n), 0);
+	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400010, 40, 41, 6000, 0);
+	assert_int_equal(hostsync__queue(g, 0, r.b, r.n), 0);
+	sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000110, 40, 41, 7000, 0);
+	assert_int_equal(hostsync__queue(g, 0, r.b, r.n), 0);
+	/* 6000 - 1000 on the host's clock: not yet at horizon 4999. */
+	assert_int_equal(hostsync__flush(g, 4999, &f->out), 0);
+	assert_int_equal(f->out.n, 0);
+	assert_int_equal(hostsync__flush(g, UINT64_MAX, &f->out), 0);
+	got = fmt(&f->out);
+	/* The kernel image was made when kallsyms arrived: id 1. */
+	assert_string_equal(
+		got,
+		"CPU_SWITCH 0; TIME 0x1388; " FILEDEF(
+			"0x2", "/usr/bin/gapp") "TASK_SWITCH 0x28 0x29 0x2; "
+						"IMAGE_SWITCH 0x2 0x4; S 0x10 0; "
+						"IMAGE_DEF 0x1 0x2 0 0 0 0 0 0xffffffff81000000 "
+						"0xffffffff81001000 'vmlinux-ab12'; "
+						"IMAGE_SWITCH 0x1 0x3; S 0x110 0; ");
+	free(got);
+	/* Someone else wrote: the next flush states everything again. */
+	dp_words__reset(&f->out);
+	hostsync__restate_context(g);
+	sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000120, 40, 41, 8000, 0);
+	assert_int_equal(hostsync__queue(g, 0, r.b, r.n), 0);
+	assert_int_equal(hostsync__flush(g, UINT64_MAX, &f->out), 0);
+	got = fmt(&f->out);
+	assert_string_equal(got, "CPU_SWITCH 0; TIME 0x1b58; DOMAIN_SWITCH 0x5; "
+				 "TASK_SWITCH 0x28 0x29 0x2; IMAGE_SWITCH 0x1 0x3; S 0x120 0; ");
+	free(got);
+	hostsync__free(g);
+}
+
 static void test_garbage_counted_and_skipped(void **state)
 {
 	struct fx *f = *state;
@@ -820,21 +887,14 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
-		T(test_mmap2_sample_exact_words),
-		T(test_build_id_from_mmap2),
-		T(test_anon_vdso_and_unknown),
-		T(test_fork_copies_maps_exec_clears),
-		T(test_exit_drops_process),
-		T(test_time_order_across_cpus),
-		T(test_time_once_per_ms),
-		T(test_kernel_and_modules),
-		T(test_lost_throttle_guest),
-		T(test_domain_attribution),
-		T(test_garbage_counted_and_skipped),
-		T(test_hostile_filename_bounded),
-		T(test_scan_fake_proc),
-		T(test_lazy_proc_read),
-		T(test_real_build_id),
+		T(test_mmap2_sample_exact_words), T(test_build_id_from_mmap2),
+		T(test_anon_vdso_and_unknown),	  T(test_fork_copies_maps_exec_clears),
+		T(test_exit_drops_process),	  T(test_time_order_across_cpus),
+		T(test_time_once_per_ms),	  T(test_kernel_and_modules),
+		T(test_lost_throttle_guest),	  T(test_domain_attribution),
+		T(test_guest_instance),		  T(test_garbage_counted_and_skipped),
+		T(test_hostile_filename_bounded), T(test_scan_fake_proc),
+		T(test_lazy_proc_read),		  T(test_real_build_id),
 #undef T
 	};
 
