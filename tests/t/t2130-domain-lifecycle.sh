@@ -24,14 +24,19 @@ test_expect_success 'setup: guest A runs, guest B is defined but not started' '
 '
 pid_a=$(guest_pid t2130-a)
 
-dp_record_bg record.err -a --duration 12 --session-dir s
+# sleep_until S: sleep until S seconds after $t0.
+sleep_until() {
+	sleep $(awk -v t0="$t0" -v now="$(mono)" -v at="$1" \
+		'BEGIN { s = at - (now - t0) / 1e9; print (s > 0 ? s : 0) }')
+}
 t0=$(mono)
-sleep 2.6
+dp_record_bg record.err -a --duration 12 --session-dir s
+sleep_until 3
 mono >start-b.0
 guest_start t2130-b
 mono >start-b.1
 pid_b=$(guest_pid t2130-b)
-sleep $(awk -v t0="$t0" -v now="$(mono)" 'BEGIN { s = 6 - (now - t0) / 1e9; print (s > 0 ? s : 0) }')
+sleep_until 6
 mono >destroy-a.0
 guest__virsh destroy "$ga" >destroy.out 2>&1
 mono >destroy-a.1
@@ -122,7 +127,9 @@ test_expect_success 'A has samples until it was destroyed; B and the host after 
 	echo "B: $3 samples, last at $(at $5), session end at $(at $end)" &&
 	[ "$5" -ge $((end - 1000000000)) ] &&
 	host_last=$(awk "\$1 == 0 && \$5 > m { m = \$5 } END { print m }" tasks.txt) &&
-	[ "$host_last" -ge $(($(cat destroy-a.1) + 3000000000)) ]
+	echo "host: last sample at $(at $host_last); destroy command done at $(at $(cat destroy-a.1))" &&
+	[ "$host_last" -ge $((end - 1000000000)) ] &&
+	[ "$host_last" -ge $(($(cat destroy-a.1) + 2000000000)) ]
 '
 
 test_expect_success 'no sample of either QEMU process is on the host or on the other domain' '
