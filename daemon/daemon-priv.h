@@ -24,6 +24,12 @@
 #define DAEMON_MAX_DOMAIN_THREADS 4096
 #define DAEMON_MAX_DOMAIN_LIFE	  256
 #define DAEMON_MAX_VCPUS	  1024
+/* Guest binaries by build-id (FILE_CHUNK): one file, one domain's store, build-ids per domain. */
+#define DAEMON_MAX_BID_FILE  (64ull << 20)
+#define DAEMON_MAX_BID_STORE (256ull << 20)
+#define DAEMON_MAX_BID_FILES 16384
+/* Disjoint received ranges of one incomplete file. */
+#define DAEMON_MAX_BID_RANGES 4096
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -39,6 +45,10 @@ struct image {
 	/* An anonymous region is named after its process, fixed at its first sample. */
 	uint32_t anon_tgid;
 	bool anon_tgid_set;
+	/* Definition order, so the latest image of a build-id names its .path file. */
+	uint64_t seq;
+	/* The domain slot (+1) whose build-id store was last told of this image's path. */
+	uint32_t path_slot;
 	struct image *next;
 };
 
@@ -62,6 +72,29 @@ struct dwait {
 	uint64_t wait_ns, run_ns;
 };
 
+/* A received byte range [start, end) of a guest binary. */
+struct brange {
+	uint64_t start, end;
+};
+
+/* A build-id of a domain's store: its file's progress, and the image its .path names. */
+struct bfile {
+	uint8_t bid[DP_BUILD_ID_MAX];
+	uint32_t bid_len;
+	uint64_t total;	       /* the file's size; 0 until its first chunk */
+	bool complete;	       /* renamed into place */
+	struct brange *ranges; /* sorted, disjoint, not touching */
+	size_t nranges, capranges;
+	uint64_t path_seq; /* image seq its .path names, 0 none */
+};
+
+/* domains/D/root/.build-id/: the guest binaries of a domain directory. */
+struct bidstore {
+	struct bfile *files; /* sorted by (bid_len, bid) */
+	size_t n, cap;
+	uint64_t bytes; /* sizes of the files started */
+};
+
 /* What meta/domain, meta/threads and meta/vcpu-wait of one domain directory say. */
 struct dommeta {
 	struct dthread *threads; /* sorted by tid */
@@ -75,6 +108,7 @@ struct dommeta {
 	bool started, stopped;
 	uint64_t started_ns, stopped_ns;
 	bool dirty_domain, dirty_threads, dirty_wait;
+	struct bidstore store;
 };
 
 struct domain {
@@ -212,6 +246,12 @@ struct daemon {
 	size_t task_nbuckets, ntasks;
 	size_t name_bytes; /* kept for ksyms, kmods, comms */
 
+	uint64_t image_seq;
+	/* The open .part file of the build-id chunks last came for; -1 none. */
+	int bid_fd;
+	uint32_t bid_fd_slot, bid_fd_len;
+	uint8_t bid_fd_bid[DP_BUILD_ID_MAX];
+
 	uint64_t bad_by_code[DP_CODE_MAX];
 	uint64_t lost_cpu[DAEMON_MAX_CPUS];
 	uint64_t throttled_cpu[DAEMON_MAX_CPUS];
@@ -228,6 +268,11 @@ void daemon__free_tables(struct daemon *d);
 /* daemon.c */
 void daemon__invalidate(struct daemon *d);
 void daemon__write_error(struct daemon *d, int err);
+
+/* bidstore.c */
+int bidstore__chunk(struct daemon *d, const struct dp_item *it);
+void bidstore__note_path(struct daemon *d, struct image *im);
+void bidstore__free(struct daemon *d, struct bidstore *s);
 
 /* sfile.c */
 struct sfile *sfile__lookup(struct daemon *d, uint32_t event);

@@ -81,6 +81,7 @@ int daemon__new(int session_dirfd, unsigned separate, struct daemon **out)
 	d->dirfd = session_dirfd;
 	d->separate = separate;
 	d->max_open = max_open_files();
+	d->bid_fd = -1;
 	d->dirty_session = d->dirty_events = d->dirty_images = true;
 	d->dirty_kallsyms = d->dirty_tasks = true;
 	r = session__mkdirs(d->dirfd, "meta");
@@ -123,6 +124,9 @@ static void sample_slow(struct daemon *d, uint64_t offset, uint32_t event)
 			d->stats.samples_no_ctx++;
 			return;
 		}
+		/* A new context: once per image and domain, name its guest binary in the store. */
+		if (d->t.mode >= DP_MODE_GUEST_KERNEL && d->t.image->path_slot != d->t.domain_slot)
+			bidstore__note_path(d, d->t.image);
 		sf = sfile__lookup(d, event);
 		if (!sf)
 			return;

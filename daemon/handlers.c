@@ -346,6 +346,7 @@ static int handle_image_def(struct daemon *d, const struct dp_item *it)
 	im->start = a[7];
 	im->end = a[8];
 	im->len = len;
+	im->seq = ++d->image_seq;
 	b = hash_mix64(im->id) & (d->image_nbuckets - 1);
 	im->next = d->image_hash[b];
 	d->image_hash[b] = im;
@@ -872,6 +873,7 @@ static const handler_fn handlers[DP_CODE_MAX] = {
 	[DP_CODE_DOMAIN_THREAD] = handle_domain_thread,
 	[DP_CODE_DOMAIN_LIFE] = handle_domain_life,
 	[DP_CODE_VCPU_WAIT] = handle_vcpu_wait,
+	[DP_CODE_FILE_CHUNK] = bidstore__chunk,
 };
 
 int daemon__handle(struct daemon *d, const struct dp_item *it)
@@ -911,6 +913,7 @@ void daemon__free_tables(struct daemon *d)
 				free(m->threads[k].comm);
 			free(m->threads);
 			free(m->waits);
+			bidstore__free(d, &m->store);
 			free(m);
 		}
 		free(d->domains[i].name);

@@ -2,6 +2,7 @@
 # The daemon: event-buffer words to sample files and meta/ (OProfile's opd_*).
 noinst_LIBRARIES += daemon/libdpdaemon.a
 daemon_libdpdaemon_a_SOURCES = \
+	daemon/bidstore.c \
 	daemon/daemon.c \
 	daemon/daemon-priv.h \
 	daemon/handlers.c \

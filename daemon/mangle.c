@@ -186,6 +186,13 @@ static int mangle_file(const struct mangle_image *im, char *out, size_t cap, siz
 	return r;
 }
 
+/* The host kernel's names (ours, and perf's): one file, {kern}/vmlinux, as OProfile's. */
+static bool is_vmlinux(const char *s, size_t len)
+{
+	return len == 0 || (len == 7 && !memcmp(s, "vmlinux", 7)) ||
+	       (len == 17 && !memcmp(s, "[kernel.kallsyms]", 17));
+}
+
 static int mangle_unbounded(const struct mangle_image *im, char *out, size_t cap, size_t *len)
 {
 	size_t pos = 0;
@@ -196,9 +203,17 @@ static int mangle_unbounded(const struct mangle_image *im, char *out, size_t cap
 	case DP_IMAGE_FILE:
 		r = mangle_file(im, out, cap, &pos);
 		break;
-	case DP_IMAGE_KERNEL:
-		r = append(out, cap, &pos, "{kern}/vmlinux", 14);
+	case DP_IMAGE_KERNEL: {
+		/* A guest kernel is vmlinux-BUILDID, so two kernels of a domain stay apart. */
+		struct piece pc = {im->name, im->len};
+
+		r = append(out, cap, &pos, "{kern}/", 7);
+		if (r == 0 && is_vmlinux(im->name, im->len))
+			r = append(out, cap, &pos, "vmlinux", 7);
+		else if (r == 0)
+			r = escape_pieces(&pc, 1, true, out, cap, &pos);
 		break;
+	}
 	case DP_IMAGE_MODULE: {
 		struct piece pc = {im->name, im->len};
 

@@ -194,6 +194,7 @@ static int write_stats(struct daemon *d)
 	sb_printf(&b, "dropped=%" PRIu64 "\n", s->dropped);
 	sb_printf(&b, "write_errors=%" PRIu64 "\n", s->write_errors);
 	sb_printf(&b, "domain_overflow=%" PRIu64 "\n", s->domain_overflow);
+	sb_printf(&b, "store_errors=%" PRIu64 "\n", s->store_errors);
 	/* Which codes the bad records had: the first thing to look at when they appear. */
 	for (unsigned c = 0; c < DP_CODE_MAX; c++)
 		if (d->bad_by_code[c])

@@ -31,8 +31,11 @@ struct daemon_stats {
 	uint64_t throttled;	  /* sum of THROTTLE records */
 	uint64_t dropped;	  /* sum of DROPPED records */
 	uint64_t write_errors;	  /* samples not written because of I/O errors (e.g. ENOSPC) */
-	uint64_t domain_overflow; /* domain threads, life events, vCPU threads past the bounds */
-	int first_write_error;	  /* -errno of the first I/O error, 0 if none */
+	uint64_t domain_overflow; /* domain threads, life events, vCPU threads, guest binaries past
+				     the bounds */
+	uint64_t store_errors; /* guest binary chunks not stored: I/O errors, a symlink in the store
+				*/
+	int first_write_error; /* -errno of the first I/O error, 0 if none */
 };
 
 struct daemon;

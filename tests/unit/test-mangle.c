@@ -56,9 +56,21 @@ static const struct {
 	 "{root}/relative/x/{dep}/{root}/relative/x/" TAIL},
 	{__LINE__, DP_IMAGE_FILE, S("/\xc3\xa9t\xc3\xa9"), SEP_NONE, 0, NULL, 0,
 	 "{root}/\xc3\xa9t\xc3\xa9/{dep}/{root}/\xc3\xa9t\xc3\xa9/" TAIL},
-	/* the kernel is always vmlinux; modules are one component */
+	/* the host kernel is vmlinux, a guest kernel its own name; modules are one component */
 	{__LINE__, DP_IMAGE_KERNEL, S("[kernel.kallsyms]"), SEP_NONE, 0, NULL, 0,
 	 "{kern}/vmlinux/{dep}/{kern}/vmlinux/" TAIL},
+	{__LINE__, DP_IMAGE_KERNEL, S(""), SEP_NONE, 0, NULL, 0,
+	 "{kern}/vmlinux/{dep}/{kern}/vmlinux/" TAIL},
+	{__LINE__, DP_IMAGE_KERNEL, S("vmlinux-0123456789abcdef0123456789abcdef01234567"), SEP_NONE,
+	 0, NULL, 0,
+	 "{kern}/vmlinux-0123456789abcdef0123456789abcdef01234567/{dep}/"
+	 "{kern}/vmlinux-0123456789abcdef0123456789abcdef01234567/" TAIL},
+	{__LINE__, DP_IMAGE_KERNEL, S("vmlinux-0123/../x"), SEP_NONE, 0, NULL, 0,
+	 "{kern}/vmlinux-0123%2F..%2Fx/{dep}/{kern}/vmlinux-0123%2F..%2Fx/" TAIL},
+	{__LINE__, DP_IMAGE_KERNEL, S(".."), SEP_NONE, 0, NULL, 0,
+	 "{kern}/%2E%2E/{dep}/{kern}/%2E%2E/" TAIL},
+	{__LINE__, DP_IMAGE_KERNEL, S("vmlinux-ab"), DP_SEP_KERNEL, DP_IMAGE_FILE, S("/usr/bin/app"),
+	 "{root}/usr/bin/app/{dep}/{kern}/vmlinux-ab/" TAIL},
 	{__LINE__, DP_IMAGE_MODULE, S("ext4"), SEP_NONE, 0, NULL, 0,
 	 "{kern}/ext4/{dep}/{kern}/ext4/" TAIL},
 	{__LINE__, DP_IMAGE_MODULE, S("../x"), SEP_NONE, 0, NULL, 0,
