@@ -266,7 +266,7 @@ int bidstore__chunk(struct daemon *d, const struct dp_item *it)
 		return -EBADMSG;
 	total = a[4];
 	off = a[5];
-	if (total == 0 || total > DAEMON_MAX_BID_FILE || off > total || l > total - off)
+	if (total == 0 || total > d->bid_file_max || off > total || l > total - off)
 		return -EBADMSG;
 	/* The host's binaries are the host's own files: nothing to fetch. */
 	if (slot == 0)
@@ -290,7 +290,7 @@ int bidstore__chunk(struct daemon *d, const struct dp_item *it)
 	if (f->complete)
 		return 0;
 	if (!f->total) {
-		if (s->bytes + total > DAEMON_MAX_BID_STORE) {
+		if (s->bytes + total > d->bid_store_max) {
 			d->stats.domain_overflow++;
 			return 0;
 		}

@@ -247,6 +247,7 @@ struct daemon {
 	size_t name_bytes; /* kept for ksyms, kmods, comms */
 
 	uint64_t image_seq;
+	uint64_t bid_file_max, bid_store_max;
 	/* The open .part file of the build-id chunks last came for; -1 none. */
 	int bid_fd;
 	uint32_t bid_fd_slot, bid_fd_len;

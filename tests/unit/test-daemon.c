@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1109,6 +1110,287 @@ static void test_enospc(void **state)
 	rmdir(mnt);
 }
 
+/* ---- the build-id store of a guest domain (FILE_CHUNK) ---- */
+
+#define BID_XX	 "domains/web/root/.build-id/01"
+#define BID_REST "02030405060708090a0b0c0d0e0f1011121314"
+#define BID_FILE BID_XX "/" BID_REST
+#define BID_PART BID_XX "/." BID_REST ".part"
+#define BIN_SIZE 10000
+
+static const uint8_t bid_a[20] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+				  11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+
+static void bin_fill(char *bin, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		bin[i] = (char)(i * 7 + (i >> 8) + seed);
+}
+
+static void w_chunk(struct dp_words *b, const uint8_t *bid, uint64_t bid_len, uint64_t total,
+		    uint64_t off, const char *data, size_t len)
+{
+	uint64_t a[6] = {bid_len, 0, 0, 0, total, off};
+
+	dp_build_id__pack(bid, bid_len > 20 ? 20 : bid_len, a + 1);
+	w_str(b, DP_CODE_FILE_CHUNK, a, 6, data, len);
+}
+
+static void w_image_bid(struct dp_words *b, uint64_t id, const char *name, size_t len,
+			const uint8_t *bid, uint64_t bid_len)
+{
+	uint64_t a[9] = {id, DP_IMAGE_FILE, 0, bid_len, 0, 0, 0, 0, 0};
+
+	dp_build_id__pack(bid, bid_len, a + 4);
+	w_str(b, DP_CODE_IMAGE_DEF, a, 9, name, len);
+}
+
+static void w_web(struct dp_words *b)
+{
+	w_session(b);
+	w_event(b, EV_CLOCK, "cpu-clock");
+	w_str(b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 0x1122, 0x3344, 0}, 4, S("web"));
+	w_rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
+}
+
+static bool exists(int dirfd, const char *path)
+{
+	struct stat st;
+
+	return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static void assert_bytes(int dirfd, const char *path, const char *want, size_t len)
+{
+	char *data;
+	size_t n;
+
+	assert_int_equal(meta__read_file(dirfd, path, 1 << 24, &data, &n), 0);
+	assert_int_equal(n, len);
+	assert_memory_equal(data, want, len);
+	free(data);
+}
+
+static void process(struct daemon *d, struct dp_words *b)
+{
+	size_t used;
+
+	assert_int_equal(daemon__process(d, b->w, b->n, &used), 0);
+	assert_int_equal(used, b->n);
+	dp_words__reset(b);
+}
+
+/* Chunks out of order and repeated make one whole file, renamed into place only when complete. */
+static void test_file_chunks(void **state)
+{
+	struct fixture *f = fixture_new();
+	static char bin[BIN_SIZE];
+	struct daemon_stats st;
+	struct dp_words b;
+	struct daemon *d;
+
+	(void)state;
+	bin_fill(bin, sizeof(bin), 0);
+	dp_words__init(&b);
+	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
+	w_web(&b);
+	w_chunk(&b, bid_a, 20, BIN_SIZE, 8192, bin + 8192, BIN_SIZE - 8192);
+	w_chunk(&b, bid_a, 20, BIN_SIZE, 0, bin, 4096);
+	w_chunk(&b, bid_a, 20, BIN_SIZE, 8192, bin + 8192, BIN_SIZE - 8192);
+	w_chunk(&b, bid_a, 20, BIN_SIZE, 100, bin + 100, 200); /* inside what arrived */
+	process(d, &b);
+	/* a reader never sees a half file */
+	assert_false(exists(f->dirfd, BID_FILE));
+	assert_true(exists(f->dirfd, BID_PART));
+	w_chunk(&b, bid_a, 20, BIN_SIZE, 4000, bin + 4000, 4000); /* overlaps both sides */
+	w_chunk(&b, bid_a, 20, BIN_SIZE, 8000, bin + 8000, 192);
+	process(d, &b);
+	assert_bytes(f->dirfd, BID_FILE, bin, BIN_SIZE);
+	assert_false(exists(f->dirfd, BID_PART));
+	/* repeated after completion: nothing changes */
+	w_chunk(&b, bid_a, 20, BIN_SIZE, 0, "garbage", 7);
+	process(d, &b);
+	assert_bytes(f->dirfd, BID_FILE, bin, BIN_SIZE);
+	st = *daemon__stats(d);
+	assert_int_equal(st.bad_records + st.store_errors + st.domain_overflow, 0);
+	daemon__free(d);
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
+/* Lying records are counted and refused; the bounds hold. */
+#define BIG 20000
+
+static void test_file_chunk_bounds(void **state)
+{
+	struct fixture *f = fixture_new();
+	static char bin[BIG];
+	uint8_t bid_b[8] = {0xab, 0xcd, 1, 2, 3, 4, 5, 6}, bid_c[8] = {0xab, 0xcd, 9};
+	uint8_t bid_d[8] = {0xab, 0xce, 1};
+	struct daemon_stats st;
+	struct dp_words b;
+	struct daemon *d;
+	uint64_t bad = 0;
+
+	(void)state;
+	bin_fill(bin, sizeof(bin), 3);
+	dp_words__init(&b);
+	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
+	daemon__set_store_limits(d, BIG, BIG + 6000);
+	w_web(&b);
+	/* build-id lengths: GDB's layout needs two bytes, a build-id has at most 20 */
+	w_chunk(&b, bid_a, 0, 10, 0, bin, 10), bad++;
+	w_chunk(&b, bid_a, 1, 10, 0, bin, 10), bad++;
+	w_chunk(&b, bid_a, 21, 10, 0, bin, 10), bad++;
+	w_chunk(&b, bid_a, UINT64_MAX, 10, 0, bin, 10), bad++;
+	/* sizes and offsets */
+	w_chunk(&b, bid_a, 20, 0, 0, bin, 0), bad++;
+	w_chunk(&b, bid_a, 20, 10, 0, bin, 0), bad++;
+	w_chunk(&b, bid_a, 20, 10, 5, bin, 6), bad++;
+	w_chunk(&b, bid_a, 20, 10, UINT64_MAX, bin, 6), bad++;
+	w_chunk(&b, bid_a, 20, BIG + 1, 0, bin, 10), bad++; /* over the file bound */
+	/* a string length that lies about the words that follow */
+	w_rec(&b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0, 10, 0}, 8), bad++;
+	w_rec(&b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0, 5000, 0}, 8), bad++;
+	w_rec(&b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0}, 6), bad++;
+	/* the host has no store */
+	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
+	w_chunk(&b, bid_a, 20, 10, 0, bin, 10), bad++;
+	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
+	process(d, &b);
+	st = *daemon__stats(d);
+	assert_int_equal(st.bad_records, bad);
+	assert_int_equal(st.store_errors, 0);
+	assert_false(exists(f->dirfd, "domains/web/root"));
+	assert_false(exists(f->dirfd, "samples/current/root"));
+	assert_false(exists(f->dirfd, "root"));
+
+	/* a file of the maximum size fits; another size for the same build-id does not */
+	w_chunk(&b, bid_b, 8, BIG, 0, bin, 4096);
+	w_chunk(&b, bid_b, 8, BIG - 1, 4096, bin + 4096, 10), bad++;
+	/* the domain's store is full past BIG + 6000 bytes: counted as an overflow */
+	w_chunk(&b, bid_c, 8, 6000, 0, bin, 10);
+	w_chunk(&b, bid_d, 8, 1, 0, bin, 1);
+	process(d, &b);
+	st = *daemon__stats(d);
+	assert_int_equal(st.bad_records, bad);
+	assert_int_equal(st.domain_overflow, 1);
+
+	/* received ranges are a bounded list: a 4097th disjoint range is refused */
+	for (uint64_t off = 4096; off < 4096 + 2 * 4096; off += 2)
+		w_chunk(&b, bid_b, 8, BIG, off, bin + off, 1);
+	w_chunk(&b, bid_b, 8, BIG, 13000, bin + 13000, 1), bad++;
+	/* one touching a range it has still merges, and the file completes */
+	w_chunk(&b, bid_b, 8, BIG, 4097, bin + 4097, 1);
+	for (uint64_t off = 4096; off < BIG; off += 1000)
+		w_chunk(&b, bid_b, 8, BIG, off, bin + off, BIG - off < 1000 ? BIG - off : 1000);
+	process(d, &b);
+	st = *daemon__stats(d);
+	assert_int_equal(st.bad_records, bad);
+	assert_int_equal(st.store_errors, 0);
+	assert_bytes(f->dirfd, "domains/web/root/.build-id/ab/cd010203040506", bin, BIG);
+	assert_true(exists(f->dirfd, "domains/web/root/.build-id/ab/.cd090000000000.part"));
+	assert_false(exists(f->dirfd, "domains/web/root/.build-id/ab/cd090000000000"));
+	assert_false(exists(f->dirfd, "domains/web/root/.build-id/ab/ce010000000000"));
+	daemon__sync(d);
+	{
+		char *data;
+		size_t n;
+
+		assert_int_equal(meta__read_file(f->dirfd, "meta/stats", 1 << 20, &data, &n), 0);
+		assert_non_null(strstr(data, "bad_records.FILE_CHUNK="));
+		assert_non_null(strstr(data, "\nstore_errors=0\n"));
+		free(data);
+	}
+	daemon__free(d);
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
+/* rest.path names the guest path of the latest image of the build-id that had samples. */
+static void test_file_chunk_path(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct dp_words b;
+	struct daemon_stats st;
+	static const uint8_t bid_e[4] = {0xee, 1, 2, 3};
+
+	(void)state;
+	dp_words__init(&b);
+	w_web(&b);
+	w_image_bid(&b, 10, S("/usr/bin/app"), bid_a, 20);
+	w_image_bid(&b, 11, S("/usr/bin/app-new"), bid_a, 20);
+	w_image_bid(&b, 12, S("/opt/a\nb%"), bid_e, 4);
+	w_image_bid(&b, 13, S("/usr/bin/qemu"), bid_e + 1, 3);
+	w_task(&b, 50, 50, 10);
+	w_switch(&b, 10, DP_MODE_GUEST_USER);
+	w_samples(&b, 0x10, EV_CLOCK, 1);
+	w_switch(&b, 11, DP_MODE_GUEST_USER);
+	w_samples(&b, 0x10, EV_CLOCK, 1);
+	w_switch(&b, 10, DP_MODE_GUEST_USER); /* older: does not take the name back */
+	w_samples(&b, 0x10, EV_CLOCK, 1);
+	w_switch(&b, 12, DP_MODE_GUEST_USER);
+	w_samples(&b, 0x10, EV_CLOCK, 1);
+	/* host-mode work of the VMM: a host binary, not the guest's */
+	w_switch(&b, 13, DP_MODE_HOST_USER);
+	w_samples(&b, 0x10, EV_CLOCK, 1);
+	/* the host's own guest-mode samples: the host has no store */
+	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
+	w_switch(&b, 12, DP_MODE_GUEST_USER);
+	w_samples(&b, 0x10, EV_CLOCK, 1);
+	st = run(f->dirfd, 0, &b, 0);
+	assert_int_equal(st.samples, 6);
+	assert_int_equal(st.bad_records + st.store_errors + st.domain_overflow, 0);
+	assert_meta(f->dirfd, BID_FILE ".path", "/usr/bin/app-new\n");
+	assert_meta(f->dirfd, "domains/web/root/.build-id/ee/010203.path", "/opt/a%0Ab%25\n");
+	assert_false(exists(f->dirfd, "domains/web/root/.build-id/01/0203.path"));
+	assert_false(exists(f->dirfd, "root"));
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
+/* A symlink planted in a domain's store: nothing is written outside the session. */
+static void test_file_chunk_symlink(void **state)
+{
+	static const char *const where[] = {"domains/web/root", "domains/web/root/.build-id",
+					    BID_XX};
+	static char bin[BIN_SIZE];
+
+	(void)state;
+	bin_fill(bin, sizeof(bin), 5);
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		struct fixture *f = fixture_new();
+		char parent[128], *slash;
+		struct daemon_stats st;
+		struct dp_words b;
+		DIR *dir;
+		int n = 0;
+
+		snprintf(parent, sizeof(parent), "%s", where[i]);
+		slash = strrchr(parent, '/');
+		*slash = '\0';
+		assert_int_equal(session__mkdirs(f->dirfd, parent), 0);
+		assert_int_equal(symlinkat(f->outside, f->dirfd, where[i]), 0);
+		dp_words__init(&b);
+		w_web(&b);
+		w_chunk(&b, bid_a, 20, 100, 0, bin, 100);
+		w_image_bid(&b, 10, S("/usr/bin/app"), bid_a, 20);
+		w_switch(&b, 10, DP_MODE_GUEST_USER);
+		w_samples(&b, 0x10, EV_CLOCK, 1);
+		st = run(f->dirfd, 0, &b, 0);
+		assert_int_equal(st.samples, 1);
+		assert_true(st.store_errors >= 2);
+		dir = opendir(f->outside);
+		assert_non_null(dir);
+		for (struct dirent *e; (e = readdir(dir));)
+			n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+		closedir(dir);
+		assert_int_equal(n, 0);
+		dp_words__fini(&b);
+		fixture_free(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1124,6 +1406,10 @@ int main(void)
 		cmocka_unit_test(test_event_pair),
 		cmocka_unit_test(test_many_files),
 		cmocka_unit_test(test_enospc),
+		cmocka_unit_test(test_file_chunks),
+		cmocka_unit_test(test_file_chunk_bounds),
+		cmocka_unit_test(test_file_chunk_path),
+		cmocka_unit_test(test_file_chunk_symlink),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
