@@ -11,14 +11,19 @@ pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
 PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS)
 
 if HAVE_CMOCKA
-check_PROGRAMS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream
-TESTS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream
+check_PROGRAMS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \
+	tests/unit/test-report-guest
+TESTS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \
+	tests/unit/test-report-guest
 tests_unit_test_symbols_SOURCES = tests/unit/test-symbols.c
 tests_unit_test_symbols_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 tests_unit_test_symbols_LDADD = $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_SOURCES = tests/unit/test-report.c
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_LDADD = $(PP_LIBS) $(UNIT_LIBS)
+tests_unit_test_report_guest_SOURCES = tests/unit/test-report-guest.c
+tests_unit_test_report_guest_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
+tests_unit_test_report_guest_LDADD = $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_stream_SOURCES = tests/unit/test-report-stream.c
 tests_unit_test_report_stream_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_stream_LDADD = pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \

@@ -8,11 +8,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "domprof/report.h"
+#include "domprof/session.h"
 #include "domprof/symbols.h"
 #include "pp.h"
 
@@ -66,8 +69,10 @@ struct report {
 	char **strs;
 	size_t nstrs, capstrs;
 	struct strmap elf_index;
+	struct strmap guest_elf_index; /* "domains/D\tBUILD-ID" of guest binaries */
 	struct elf_entry *elfs;
 	size_t nelfs;
+	uint64_t unfetched; /* guest binaries not in their domain's store */
 	struct ksyms_entry *ksyms;
 	size_t nksyms;
 };
@@ -106,6 +111,7 @@ void report__free(struct report *r)
 		elfsym__free(r->elfs[i].e);
 	free(r->elfs);
 	strmap__fini(&r->elf_index);
+	strmap__fini(&r->guest_elf_index);
 	for (size_t i = 0; i < r->nksyms; i++) {
 		free(r->ksyms[i].tree_meta);
 		ksyms__free(r->ksyms[i].k);
@@ -214,6 +220,98 @@ static struct elfsym *elf__get(struct report *r, const struct pp_image *im)
 	return e;
 }
 
+/* How many "guest binary not fetched" notes a report gives before it only counts them. */
+#define UNFETCHED_NOTES 10
+
+/* A build-id as the daemon writes it: lower-case hex, 2 to 20 bytes. */
+static bool build_id__ok(const char *h)
+{
+	size_t n = h ? strlen(h) : 0;
+
+	if (n < 4 || n > 40 || n % 2)
+		return false;
+	return strspn(h, "0123456789abcdef") == n;
+}
+
+static int elf__keep(struct report *r, struct strmap *index, const char *key, struct elfsym *e)
+{
+	struct elf_entry *p = reallocarray(r->elfs, r->nelfs + 1, sizeof(*p));
+
+	if (!p || strmap__put(index, key, r->nelfs)) {
+		if (p)
+			r->elfs = p;
+		return -ENOMEM;
+	}
+	r->elfs = p;
+	r->elfs[r->nelfs++].e = e;
+	return 0;
+}
+
+/*
+ * A guest binary: another machine's file, so never the host's file of that
+ * path, but the copy the agent sent into the domain's build-id store
+ * (domains/D/root/.build-id/xx/rest, its debuginfo beside it as rest.debug),
+ * opened beneath the session without following symlinks.
+ */
+static struct elfsym *guest_elf__get(struct report *r, const struct pp_image *im)
+{
+	const struct pp_domain *dom = &r->s->doms[im->dom];
+	struct elfsym_opts o = {.build_id_hex = im->build_id};
+	char *key = NULL, *path = NULL, *dbg = NULL;
+	struct elfsym *e = NULL;
+	int fd, dfd, ret;
+	size_t idx;
+
+	if (!dom->dir)
+		return NULL;
+	if (!build_id__ok(im->build_id)) {
+		if (r->unfetched++ < UNFETCHED_NOTES)
+			pp_session__note(r->s, "guest binary not fetched: %s (no build-id)",
+					 im->name);
+		return NULL;
+	}
+	if (asprintf(&key, "%s\t%s", dom->dir, im->build_id) < 0)
+		return NULL;
+	idx = strmap__get(&r->guest_elf_index, key);
+	if (idx != SIZE_MAX) {
+		free(key);
+		return r->elfs[idx].e;
+	}
+	if (asprintf(&path, "%s/root/.build-id/%.2s/%s", dom->dir, im->build_id, im->build_id + 2) <
+		    0 ||
+	    asprintf(&dbg, "%s.debug", path) < 0)
+		goto out;
+	fd = session__openat(r->s->dirfd, path, O_RDONLY, 0);
+	if (fd == -ENOENT) {
+		if (r->unfetched++ < UNFETCHED_NOTES)
+			pp_session__note(r->s, "guest binary not fetched: %s (build-id %s)",
+					 im->name, im->build_id);
+	} else if (fd < 0) {
+		pp_session__note(r->s, "%s: %s", path, strerror(-fd));
+	} else {
+		dfd = session__openat(r->s->dirfd, dbg, O_RDONLY, 0);
+		ret = elfsym__open_fd(fd, path, dfd, &o, &e);
+		if (dfd >= 0)
+			close(dfd);
+		if (ret == -ENOEXEC)
+			pp_session__note(r->s, "%s: guest binary of %s is not an ELF file", path,
+					 im->name);
+		else if (ret)
+			pp_session__note(r->s, "%s: %s", path, strerror(-ret));
+		else if (elfsym__changed(e))
+			pp_session__note(r->s, "%s: not the build-id it is filed under", path);
+	}
+	if (elf__keep(r, &r->guest_elf_index, key, e) < 0) {
+		elfsym__free(e);
+		e = NULL;
+	}
+out:
+	free(key);
+	free(path);
+	free(dbg);
+	return e;
+}
+
 static struct ksyms *ksyms__get(struct report *r, const struct pp_image *im)
 {
 	struct ksyms_entry *p;
@@ -283,6 +381,8 @@ static int symbolise_image(struct report *r, struct pp_image *im)
 	strmap__init(&syms);
 	if (im->kind == DP_IMAGE_FILE && strncmp(im->mode, "guest", 5)) {
 		elf = elf__get(r, im);
+	} else if (im->kind == DP_IMAGE_FILE) {
+		elf = guest_elf__get(r, im);
 	} else if (im->kind == DP_IMAGE_KERNEL || im->kind == DP_IMAGE_MODULE) {
 		ks = ksyms__get(r, im);
 		if (im->has_meta && im->start) {
@@ -507,6 +607,7 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 	if (!r)
 		return -ENOMEM;
 	strmap__init(&r->elf_index);
+	strmap__init(&r->guest_elf_index);
 	r->symbols = opts->symbols;
 	r->table = opts->table;
 	if ((opts->event && !(r->event = strdup(opts->event))) ||
@@ -528,6 +629,9 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 			if (im->totals[e])
 				ret = row__add(r, im, NULL, (unsigned)e, im->totals[e]);
 	}
+	if (!ret && r->unfetched > UNFETCHED_NOTES)
+		ret = pp_session__note(r->s, "and %" PRIu64 " more guest binaries not fetched",
+				       r->unfetched - UNFETCHED_NOTES);
 	if (ret) {
 		snprintf(err, errlen, "%s: %s", opts->session_dir, strerror(-ret));
 		goto err_free;

@@ -583,9 +583,10 @@ static void image__derive(struct pp_image *im, bool guest)
 	if (!strncmp(r, "{root}/", 7)) {
 		im->kind = DP_IMAGE_FILE;
 		n = strdup(r + 6);
-	} else if (!strcmp(r, "{kern}/vmlinux")) {
+	} else if (!strcmp(r, "{kern}/vmlinux") || !strncmp(r, "{kern}/vmlinux-", 15)) {
+		/* vmlinux-BUILDID: a guest kernel, named by its build-id */
 		im->kind = DP_IMAGE_KERNEL;
-		n = strdup("vmlinux");
+		n = strdup(r + 7);
 	} else if (!strncmp(r, "{kern}/", 7)) {
 		im->kind = DP_IMAGE_MODULE;
 		n = strdup(r + 7);

@@ -349,6 +349,7 @@ struct elfsym {
 	size_t nloads;
 	char build_id[2 * 64 + 1];
 	bool changed;
+	int debug_fd; /* while opening: the guest binary's own debuginfo, -1 none */
 };
 
 void elfsym__free(struct elfsym *e)
@@ -405,22 +406,48 @@ static int elfsym__read_headers(struct elfsym *e, Elf *elf)
 
 static int elfsym__load_symbols(struct elfsym *e);
 
-int elfsym__open(const char *path, const struct elfsym_opts *opts, struct elfsym **out)
+/*
+ * A guest binary's debuginfo is the file beside it in the session's store,
+ * already open, or none: never a search of the host's debug directories.
+ */
+static int elfsym__own_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+				 Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+				 GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct elfsym *e = *userdata;
+	int fd;
+
+	(void)mod;
+	(void)modname;
+	(void)base;
+	(void)debuglink_file;
+	(void)debuglink_crc;
+	if (!e || e->debug_fd < 0)
+		return -1;
+	fd = fcntl(e->debug_fd, F_DUPFD_CLOEXEC, 0);
+	if (fd >= 0 && debuginfo_file_name && !*debuginfo_file_name && file_name &&
+	    asprintf(debuginfo_file_name, "%s.debug", file_name) < 0)
+		*debuginfo_file_name = NULL;
+	return fd;
+}
+
+/* Takes fd (and not debug_fd) whatever happens; debug_fd < -1 means "search as for the host". */
+static int elfsym__open_common(int fd, const char *path, int debug_fd,
+			       const struct elfsym_opts *opts, struct elfsym **out)
 {
 	struct elfsym *e;
 	struct stat st;
+	void **ud;
 	Elf *elf;
-	int fd, ret;
+	int ret;
 
 	*out = NULL;
 	e = calloc(1, sizeof(*e));
-	if (!e)
+	if (!e) {
+		close(fd);
 		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		goto err_free;
 	}
+	e->debug_fd = debug_fd < 0 ? -1 : debug_fd;
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
 		goto err_close;
@@ -453,7 +480,8 @@ int elfsym__open(const char *path, const struct elfsym_opts *opts, struct elfsym
 		}
 	}
 	e->callbacks.find_elf = dwfl_build_id_find_elf;
-	e->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	e->callbacks.find_debuginfo =
+		debug_fd < -1 ? dwfl_standard_find_debuginfo : elfsym__own_debuginfo;
 	e->callbacks.section_address = dwfl_offline_section_address;
 	e->callbacks.debuginfo_path = e->debuginfo_path ? &e->debuginfo_path : NULL;
 	e->dwfl = dwfl_begin(&e->callbacks);
@@ -470,11 +498,15 @@ int elfsym__open(const char *path, const struct elfsym_opts *opts, struct elfsym
 	}
 	fd = -1;
 	dwfl_report_end(e->dwfl, NULL, NULL);
+	/* Before anything looks for debuginfo: the callback finds its elfsym here. */
+	if (dwfl_module_info(e->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+		*ud = e;
 	if (!dwfl_module_getelf(e->mod, &e->bias))
 		e->bias = 0;
 	ret = elfsym__load_symbols(e);
 	if (ret)
 		goto err_free;
+	e->debug_fd = -1;
 	*out = e;
 	return 0;
 
@@ -482,8 +514,29 @@ err_close:
 	if (fd >= 0)
 		close(fd);
 err_free:
+	e->debug_fd = -1;
 	elfsym__free(e);
 	return ret;
+}
+
+int elfsym__open(const char *path, const struct elfsym_opts *opts, struct elfsym **out)
+{
+	int fd;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return elfsym__open_common(fd, path, -2, opts, out);
+}
+
+int elfsym__open_fd(int fd, const char *name, int debug_fd, const struct elfsym_opts *opts,
+		    struct elfsym **out)
+{
+	*out = NULL;
+	if (fd < 0)
+		return -EBADF;
+	return elfsym__open_common(fd, name, debug_fd < 0 ? -1 : debug_fd, opts, out);
 }
 
 int elfsym__offset_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *vaddr)

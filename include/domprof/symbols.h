@@ -67,6 +67,14 @@ struct elfsym;
  * when it is not an ELF file, other -errno otherwise.
  */
 int elfsym__open(const char *path, const struct elfsym_opts *opts, struct elfsym **out);
+/*
+ * Open an ELF file already open as fd (taken over, also on failure), named
+ * name in libdwfl. Its separate debuginfo is debug_fd (not taken over; -1:
+ * none) and nothing else: no search by build-id or .gnu_debuglink, since a
+ * guest's binary must never be paired with the host's files.
+ */
+int elfsym__open_fd(int fd, const char *name, int debug_fd, const struct elfsym_opts *opts,
+		    struct elfsym **out);
 /* NULL is fine. */
 void elfsym__free(struct elfsym *e);
 /* The file on disk is not the recorded one (build-id differs, or mtime when no build-id). */

@@ -265,6 +265,58 @@ static void test_debuglink(void **state)
 	elfsym__free(e);
 }
 
+/*
+ * A guest's binary, opened from an fd: its debuginfo is the one handed over
+ * and nothing else, not even the .gnu_debuglink file beside it.
+ */
+static void test_open_fd_own_debuginfo(void **state)
+{
+	char path[512], orig[512], dbg[512];
+	struct elfsym_opts o = {0};
+	struct elfsym *e;
+	uint64_t off;
+	int fd, dfd;
+
+	(void)state;
+	REQUIRE_BUILT();
+	path_of(orig, sizeof(orig), "exe");
+	path_of(path, sizeof(path), "exe.split");
+	path_of(dbg, sizeof(dbg), "exe.split.debug");
+	off = file_offset_of(orig, "hot_beta", 4, NULL);
+
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(elfsym__open_fd(fd, "guest-binary", -1, &o, &e), 0);
+	assert_null(elfsym__lookup(e, off, NULL));
+	elfsym__free(e);
+
+	fd = open(path, O_RDONLY);
+	dfd = open(dbg, O_RDONLY);
+	assert_true(fd >= 0 && dfd >= 0);
+	assert_int_equal(elfsym__open_fd(fd, "guest-binary", dfd, &o, &e), 0);
+	close(dfd);
+	assert_string_equal(elfsym__lookup(e, off, NULL), "hot_beta");
+	assert_int_equal(strlen(elfsym__build_id(e)), 40);
+	elfsym__free(e);
+
+	/* debuginfo of another binary is refused by its build-id */
+	fd = open(path, O_RDONLY);
+	path_of(dbg, sizeof(dbg), "lib.so");
+	dfd = open(dbg, O_RDONLY);
+	assert_true(fd >= 0 && dfd >= 0);
+	assert_int_equal(elfsym__open_fd(fd, "guest-binary", dfd, &o, &e), 0);
+	close(dfd);
+	assert_null(elfsym__lookup(e, off, NULL));
+	elfsym__free(e);
+
+	/* not an ELF file; a bad fd */
+	path_of(path, sizeof(path), "exe.c");
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(elfsym__open_fd(fd, "x", -1, &o, &e), -ENOEXEC);
+	assert_int_equal(elfsym__open_fd(-1, "x", -1, &o, &e), -EBADF);
+}
+
 static void test_changed_and_missing(void **state)
 {
 	struct elfsym_opts o = {0};
@@ -375,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_shared_library_offset_is_not_vaddr),
 		cmocka_unit_test(test_stripped),
 		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_open_fd_own_debuginfo),
 		cmocka_unit_test(test_changed_and_missing),
 		cmocka_unit_test(test_kallsyms),
 	};

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * `domprof report --symbols` on guest code, in a session written here by
+ * hand: a guest binary is symbolised from its domain's build-id store, never
+ * from the host's file of the same path (which exists here, with other
+ * symbols at the same offsets); a binary not fetched is [unknown] with a
+ * note; a guest kernel named by its build-id takes its symbols from the
+ * domain's kallsyms.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "domprof/metafile.h"
+#include "domprof/odb.h"
+#include "domprof/report.h"
+#include "domprof/symbols.h"
+
+static char tmpdir[] = "/tmp/dp-test-report-guest-XXXXXX";
+static char sess[600];
+static bool built;
+static char build_error[4200];
+static char guest_bid[128], host_bid[128], split_bid[128];
+static uint64_t off_alpha, off_beta, off_host_alpha, off_split;
+
+#define KBID  "00112233445566778899aabbccddeeff00112233"
+#define KBID2 "ffeeddcc"
+#define TAILC "/cpu-clock.250000.0.all.all.all"
+
+/* Two programs with the same code and other names: their symbols sit at the same offsets. */
+static const char prog_src[] = "static volatile int sink;\n"
+			       "__attribute__((noinline)) void A(void)\n"
+			       "{ for (int i = 0; i < 100; i++) sink += i; }\n"
+			       "__attribute__((noinline)) void B(void)\n"
+			       "{ for (int i = 0; i < 200; i++) sink ^= i; }\n"
+			       "int main(void) { A(); B(); return 0; }\n";
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	ret = system(cmd);
+	if (ret != 0)
+		snprintf(build_error, sizeof(build_error), "command failed (%d): %s", ret, cmd);
+	return ret;
+}
+
+/* The file offset of symbol name, through the PT_LOAD holding it; UINT64_MAX if none. */
+static uint64_t file_offset_of(const char *path, const char *name)
+{
+	uint64_t off = UINT64_MAX, vaddr = UINT64_MAX;
+	Elf_Scn *scn = NULL;
+	size_t phnum = 0;
+	Elf *elf;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return UINT64_MAX;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (n && !strcmp(n, name))
+				vaddr = sym.st_value;
+		}
+	}
+	if (elf && !elf_getphdrnum(elf, &phnum)) {
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz)
+				off = vaddr - ph.p_vaddr + ph.p_offset;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return off;
+}
+
+static int build_id_of(const char *path, char *out, size_t cap)
+{
+	struct elfsym *e;
+
+	if (elfsym__open(path, NULL, &e))
+		return -1;
+	snprintf(out, cap, "%s", elfsym__build_id(e));
+	elfsym__free(e);
+	return strlen(out) >= 4 ? 0 : -1;
+}
+
+static void put_meta(int dfd, const char *rel, const char *text)
+{
+	assert_int_equal(meta__write_file(dfd, rel, text, strlen(text)), 0);
+}
+
+static void put_samples(int dfd, const char *rel, int is_kernel, const uint64_t *kv, size_t n)
+{
+	struct odb_header h = {
+		.cpu_type = ODB_CPU_TIMER, .ctr_count = 250000, .is_kernel = (uint32_t)is_kernel};
+	struct odb *db;
+
+	assert_int_equal(odb__open(dfd, rel, &h, &db), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(odb__add(db, kv[2 * i], (uint32_t)kv[2 * i + 1]), 0);
+	odb__close(db);
+}
+
+static int build(void)
+{
+	FILE *f;
+	char path[700];
+
+	snprintf(path, sizeof(path), "%s/prog.c", tmpdir);
+	f = fopen(path, "w");
+	if (!f || fputs(prog_src, f) < 0 || fclose(f))
+		return -1;
+	if (system("command -v cc >/dev/null && command -v objcopy >/dev/null && "
+		   "command -v strip >/dev/null")) {
+		snprintf(build_error, sizeof(build_error), "cc, objcopy or strip not installed");
+		return -1;
+	}
+	/* bin/app is the host's file; guest is what the guest ran under the same path. */
+	if (sh("cd %s && mkdir -p bin && "
+	       "cc -O1 -Wl,--build-id -DA=host_alpha -DB=host_beta -o bin/app prog.c && "
+	       "cc -O1 -Wl,--build-id -DA=guest_alpha -DB=guest_beta -o guest prog.c && "
+	       "cc -O1 -g -Wl,--build-id -DA=split_one -DB=split_two -o split prog.c && "
+	       "cp split split.full && objcopy --only-keep-debug split split.debug && "
+	       "strip --strip-all split",
+	       tmpdir))
+		return -1;
+	return 0;
+}
+
+static int setup_all(void **state)
+{
+	char path[700], images[8192];
+	int dfd;
+
+	(void)state;
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(sess, sizeof(sess), "%s/s", tmpdir);
+	if (build())
+		return 0;
+	snprintf(path, sizeof(path), "%s/guest", tmpdir);
+	if (build_id_of(path, guest_bid, sizeof(guest_bid)))
+		return 0;
+	off_alpha = file_offset_of(path, "guest_alpha");
+	off_beta = file_offset_of(path, "guest_beta");
+	snprintf(path, sizeof(path), "%s/bin/app", tmpdir);
+	if (build_id_of(path, host_bid, sizeof(host_bid)))
+		return 0;
+	off_host_alpha = file_offset_of(path, "host_alpha");
+	snprintf(path, sizeof(path), "%s/split.full", tmpdir);
+	off_split = file_offset_of(path, "split_one");
+	snprintf(path, sizeof(path), "%s/split", tmpdir);
+	if (build_id_of(path, split_bid, sizeof(split_bid)) || off_alpha == UINT64_MAX ||
+	    off_beta == UINT64_MAX || off_host_alpha == UINT64_MAX || off_split == UINT64_MAX) {
+		snprintf(build_error, sizeof(build_error),
+			 "no build-id or symbols in test binaries");
+		return 0;
+	}
+	if (mkdir(sess, 0700))
+		return -1;
+	dfd = open(sess, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0)
+		return -1;
+	put_meta(dfd, "meta/session",
+		 "domprof-session 1\nstart_ns=1000000000\nend_ns=2000000000\nncpus=2\n"
+		 "timer_mode=1\nseparate=none\ncomplete=1\n");
+	put_meta(dfd, "meta/events", "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n");
+	put_meta(dfd, "meta/stats", "samples=100\n");
+	/* The host's kernel symbols: not the guest's. */
+	put_meta(dfd, "meta/kallsyms",
+		 "ffffffff81000000\t0\tT\t_stext\n"
+		 "ffffffff81000000\t1000\tT\thost_kernel_fn\n");
+	put_meta(dfd, "domains/web/meta/kallsyms",
+		 "ffffffff81000000\t0\tT\t_stext\n"
+		 "ffffffff81000000\t100\tT\tguest_sched\n"
+		 "ffffffff81000100\t100\tt\tguest_idle\n");
+	put_meta(dfd, "domains/db/meta/kallsyms",
+		 "ffffffff80000000\t0\tT\t_stext\n"
+		 "ffffffff80000000\t1000\tT\tdb_kernel_fn\n");
+	snprintf(images, sizeof(images),
+		 "host\thost-user\tfile\t{root}%s/bin/app\t%s\t0\t0x0\t0x0\t%s/bin/app\n"
+		 "web\tguest-user\tfile\t{root}%s/bin/app\t%s\t0\t0x0\t0x0\t%s/bin/app\n"
+		 "web\tguest-user\tfile\t{root}/usr/bin/split\t%s\t0\t0x0\t0x0\t/usr/bin/split\n"
+		 "web\tguest-user\tfile\t{root}/usr/bin/missing\t0badc0de\t0\t0x0\t0x0\t"
+		 "/usr/bin/missing\n"
+		 "web\tguest-user\tfile\t{root}/usr/bin/nobid\t-\t0\t0x0\t0x0\t/usr/bin/nobid\n"
+		 "web\tguest-kernel\tkernel\t{kern}/vmlinux-" KBID "\t" KBID
+		 "\t0\t0xffffffff81000000\t0xffffffff82000000\tvmlinux-" KBID "\n",
+		 tmpdir, host_bid, tmpdir, tmpdir, guest_bid, tmpdir, split_bid);
+	put_meta(dfd, "meta/images", images);
+
+	snprintf(path, sizeof(path),
+		 "samples/current/{root}%s/bin/app/{dep}/{root}%s/bin/app" TAILC, tmpdir, tmpdir);
+	put_samples(dfd, path, 0, (const uint64_t[]){off_host_alpha, 7}, 1);
+	snprintf(path, sizeof(path),
+		 "domains/web/samples/current/{root}%s/bin/app/{dep}/{root}%s/bin/app" TAILC,
+		 tmpdir, tmpdir);
+	put_samples(dfd, path, 0, (const uint64_t[]){off_alpha, 30, off_beta + 2, 20}, 2);
+	put_samples(
+		dfd,
+		"domains/web/samples/current/{root}/usr/bin/split/{dep}/{root}/usr/bin/split" TAILC,
+		0, (const uint64_t[]){off_split, 4}, 1);
+	put_samples(dfd,
+		    "domains/web/samples/current/{root}/usr/bin/missing/{dep}/"
+		    "{root}/usr/bin/missing" TAILC,
+		    0, (const uint64_t[]){0x1000, 5}, 1);
+	put_samples(
+		dfd,
+		"domains/web/samples/current/{root}/usr/bin/nobid/{dep}/{root}/usr/bin/nobid" TAILC,
+		0, (const uint64_t[]){0x1000, 2}, 1);
+	put_samples(dfd,
+		    "domains/web/samples/current/{kern}/vmlinux-" KBID
+		    "/{dep}/{kern}/vmlinux-" KBID TAILC,
+		    1, (const uint64_t[]){0x10, 9, 0x180, 3}, 2);
+	/* A guest kernel with no line in meta/images: kind and name from its path. */
+	put_samples(dfd,
+		    "domains/db/samples/current/{kern}/vmlinux-" KBID2
+		    "/{dep}/{kern}/vmlinux-" KBID2 TAILC,
+		    1, (const uint64_t[]){0x10, 6}, 1);
+	close(dfd);
+
+	/* The store: the guest's binary, and a stripped one with its debuginfo beside it. */
+	built = !sh("cd %s && d=s/domains/web/root/.build-id && "
+		    "mkdir -p $d/%.2s $d/%.2s && cp guest $d/%.2s/%s && cp split $d/%.2s/%s && "
+		    "cp split.debug $d/%.2s/%s.debug",
+		    tmpdir, guest_bid, split_bid, guest_bid, guest_bid + 2, split_bid,
+		    split_bid + 2, split_bid, split_bid + 2);
+	return 0;
+}
+
+static int teardown_all(void **state)
+{
+	(void)state;
+	if (strcmp(tmpdir + strlen(tmpdir) - 6, "XXXXXX"))
+		sh("rm -rf '%s'", tmpdir);
+	return 0;
+}
+
+#define REQUIRE_BUILT()                                                                            \
+	do {                                                                                       \
+		if (!built) {                                                                      \
+			print_message("# skipping: cannot build test binaries: %s\n",              \
+				      build_error);                                                \
+			skip();                                                                    \
+		}                                                                                  \
+	} while (0)
+
+static char *run_report(const char *domain, enum report_format fmt)
+{
+	struct report_opts o = {.session_dir = sess, .domain = domain, .symbols = true};
+	struct report *r;
+	char err[512], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	ret = report__load(&o, &r, err, sizeof(err));
+	if (ret)
+		fail_msg("report__load: %d %s", ret, err);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(report__write(r, fmt, f), 0);
+	fclose(f);
+	report__free(r);
+	return buf;
+}
+
+static void test_guest_symbols(void **state)
+{
+	char want[4096];
+	char *out;
+
+	(void)state;
+	REQUIRE_BUILT();
+	/* The premise: the host's file has its own symbol where the guest's has guest_alpha. */
+	assert_int_equal(off_host_alpha, off_alpha);
+	out = run_report("web", REPORT_CSV);
+	snprintf(want, sizeof(want),
+		 "domain,mode,image,symbol,samples,percent,event\n"
+		 "web,guest-user,%s/bin/app,guest_alpha,30,41.0959,cpu-clock\n"
+		 "web,guest-user,%s/bin/app,guest_beta,20,27.3973,cpu-clock\n"
+		 "web,guest-kernel,vmlinux-" KBID ",guest_sched,9,12.3288,cpu-clock\n"
+		 "web,guest-user,/usr/bin/missing,[unknown],5,6.8493,cpu-clock\n"
+		 "web,guest-user,/usr/bin/split,split_one,4,5.4795,cpu-clock\n"
+		 "web,guest-kernel,vmlinux-" KBID ",guest_idle,3,4.1096,cpu-clock\n"
+		 "web,guest-user,/usr/bin/nobid,[unknown],2,2.7397,cpu-clock\n",
+		 tmpdir, tmpdir);
+	assert_string_equal(out, want);
+	free(out);
+
+	/* The host's image of that path is the host's file. */
+	out = run_report("host", REPORT_CSV);
+	snprintf(want, sizeof(want),
+		 "domain,mode,image,symbol,samples,percent,event\n"
+		 "host,host-user,%s/bin/app,host_alpha,7,100.0000,cpu-clock\n",
+		 tmpdir);
+	assert_string_equal(out, want);
+	free(out);
+
+	out = run_report("db", REPORT_CSV);
+	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event\n"
+				 "db,guest-kernel,vmlinux-" KBID2 ",db_kernel_fn,6,100.0000,"
+				 "cpu-clock\n");
+	free(out);
+}
+
+static void test_guest_notes(void **state)
+{
+	char want[512];
+	char *out;
+
+	(void)state;
+	REQUIRE_BUILT();
+	out = run_report("web", REPORT_TEXT);
+	assert_non_null(
+		strstr(out, "guest binary not fetched: /usr/bin/missing (build-id 0badc0de)"));
+	assert_non_null(strstr(out, "guest binary not fetched: /usr/bin/nobid (no build-id)"));
+	/* Nothing of the host's file, and no note about it either. */
+	assert_null(strstr(out, "host_alpha"));
+	snprintf(want, sizeof(want), "%s/bin/app: ", tmpdir);
+	assert_null(strstr(out, want));
+	assert_null(strstr(out, "host_kernel_fn"));
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_guest_symbols),
+		cmocka_unit_test(test_guest_notes),
+	};
+
+	return cmocka_run_group_tests(tests, setup_all, teardown_all);
+}
