@@ -1349,6 +1349,62 @@ static void test_file_chunk_path(void **state)
 	fixture_free(f);
 }
 
+/*
+ * A guest's code under --separate=lib,kernel: its libraries and its kernels
+ * under the guest process's binary, as for the host; two guest kernels named
+ * by build-id are two files.
+ */
+static void test_guest_separate(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct dp_words b;
+	struct daemon_stats st;
+	char **l;
+	int n;
+
+	(void)state;
+	dp_words__init(&b);
+	w_web(&b);
+	w_image_bid(&b, 20, S("/usr/bin/app"), bid_a, 20);
+	w_image_bid(&b, 21, S("/lib/libc.so.6"), bid_a + 1, 19);
+	w_image(&b, 22, DP_IMAGE_KERNEL, S("vmlinux-aabb"), 0xffffffff81000000, 0xffffffff82000000);
+	w_image(&b, 23, DP_IMAGE_KERNEL, S("vmlinux-ccdd"), 0xffffffff81000000, 0xffffffff82000000);
+	w_task(&b, 300, 301, 20);
+	w_switch(&b, 21, DP_MODE_GUEST_USER);
+	w_samples(&b, 0x500, EV_CLOCK, 2);
+	w_switch(&b, 22, DP_MODE_GUEST_KERNEL);
+	w_samples(&b, 0x10, EV_CLOCK, 3);
+	w_switch(&b, 23, DP_MODE_GUEST_KERNEL); /* rebooted into another kernel */
+	w_samples(&b, 0x10, EV_CLOCK, 4);
+	st = run(f->dirfd, DP_SEP_LIB | DP_SEP_KERNEL, &b, 0);
+	assert_int_equal(st.samples, 9);
+	assert_int_equal(read_file(f->dirfd,
+				   "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
+				   "{root}/lib/libc.so.6" TAIL("cpu-clock"),
+				   NULL)
+				 .total,
+			 2);
+	assert_int_equal(read_file(f->dirfd,
+				   "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
+				   "{kern}/vmlinux-aabb" TAIL("cpu-clock"),
+				   NULL)
+				 .total,
+			 3);
+	assert_int_equal(read_file(f->dirfd,
+				   "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
+				   "{kern}/vmlinux-ccdd" TAIL("cpu-clock"),
+				   NULL)
+				 .total,
+			 4);
+	n = meta_lines(f->dirfd, "meta/images", &l);
+	assert_int_equal(n, 3);
+	assert_string_equal(l[1], "web\tguest-kernel\tkernel\t{kern}/vmlinux-aabb\t-\t1700000000\t"
+				  "0xffffffff81000000\t0xffffffff82000000\tvmlinux-aabb");
+	free_lines(l, n);
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
 /* A symlink planted in a domain's store: nothing is written outside the session. */
 static void test_file_chunk_symlink(void **state)
 {
@@ -1410,6 +1466,7 @@ int main(void)
 		cmocka_unit_test(test_file_chunk_bounds),
 		cmocka_unit_test(test_file_chunk_path),
 		cmocka_unit_test(test_file_chunk_symlink),
+		cmocka_unit_test(test_guest_separate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
