@@ -23,7 +23,8 @@ tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_LDADD = $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_guest_SOURCES = tests/unit/test-report-guest.c
 tests_unit_test_report_guest_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
-tests_unit_test_report_guest_LDADD = $(PP_LIBS) $(UNIT_LIBS)
+tests_unit_test_report_guest_LDADD = pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
+	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_stream_SOURCES = tests/unit/test-report-stream.c
 tests_unit_test_report_stream_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_stream_LDADD = pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \

@@ -25,10 +25,13 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "domprof/daemon.h"
 #include "domprof/metafile.h"
 #include "domprof/odb.h"
 #include "domprof/report.h"
+#include "domprof/session.h"
 #include "domprof/symbols.h"
+#include "domprof/words.h"
 
 static char tmpdir[] = "/tmp/dp-test-report-guest-XXXXXX";
 static char sess[600];
@@ -285,9 +288,9 @@ static int teardown_all(void **state)
 		}                                                                                  \
 	} while (0)
 
-static char *run_report(const char *domain, enum report_format fmt)
+static char *run_report_in(const char *dir, const char *domain, enum report_format fmt)
 {
-	struct report_opts o = {.session_dir = sess, .domain = domain, .symbols = true};
+	struct report_opts o = {.session_dir = dir, .domain = domain, .symbols = true};
 	struct report *r;
 	char err[512], *buf = NULL;
 	size_t len = 0;
@@ -303,6 +306,11 @@ static char *run_report(const char *domain, enum report_format fmt)
 	fclose(f);
 	report__free(r);
 	return buf;
+}
+
+static char *run_report(const char *domain, enum report_format fmt)
+{
+	return run_report_in(sess, domain, fmt);
 }
 
 static void test_guest_symbols(void **state)
@@ -363,11 +371,98 @@ static void test_guest_notes(void **state)
 	free(out);
 }
 
+static int hexval(char c)
+{
+	return c <= '9' ? c - '0' : c - 'a' + 10;
+}
+
+/*
+ * End to end: the guest binary arrives as FILE_CHUNK records (out of order),
+ * the daemon files it in the store, and the report names its symbols.
+ */
+static void test_chunks_to_report(void **state)
+{
+	char path[700], dir[700], want[1024], *bin, *out;
+	uint8_t bid[20];
+	uint64_t a[9], bw[3];
+	size_t blen = strlen(guest_bid) / 2, used;
+	struct dp_words b;
+	struct daemon *d;
+	long size;
+	FILE *f;
+	int dfd;
+
+	(void)state;
+	REQUIRE_BUILT();
+	for (size_t i = 0; i < blen; i++)
+		bid[i] = (uint8_t)(hexval(guest_bid[2 * i]) << 4 | hexval(guest_bid[2 * i + 1]));
+	dp_build_id__pack(bid, blen, bw);
+	snprintf(path, sizeof(path), "%s/guest", tmpdir);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	size = ftell(f);
+	assert_true(size > 0);
+	rewind(f);
+	bin = malloc((size_t)size);
+	assert_non_null(bin);
+	assert_int_equal(fread(bin, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+
+	dp_words__init(&b);
+	dp_words__record(&b, DP_CODE_SESSION, (uint64_t[]){DP_WORDS_VERSION, 1, 1, 1}, 4);
+	dp_words__record_str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){0, 1, 0, 250000, 0, 0, 3}, 7,
+			     "cpu-clock", 9);
+	dp_words__record_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 1, 2, 0}, 4, "web2", 4);
+	dp_words__record(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
+	/* last piece first, every piece twice */
+	for (int pass = 0; pass < 2; pass++) {
+		for (long off = (size - 1) / 4096 * 4096; off >= 0; off -= 4096) {
+			uint64_t c[6] = {blen, bw[0], bw[1], bw[2], (uint64_t)size, (uint64_t)off};
+			size_t n = size - off < 4096 ? (size_t)(size - off) : 4096;
+
+			assert_int_equal(
+				dp_words__record_str(&b, DP_CODE_FILE_CHUNK, c, 6, bin + off, n),
+				0);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/bin/app", tmpdir);
+	a[0] = 1, a[1] = DP_IMAGE_FILE, a[2] = 0, a[3] = blen;
+	a[4] = bw[0], a[5] = bw[1], a[6] = bw[2], a[7] = 0, a[8] = 0;
+	dp_words__record_str(&b, DP_CODE_IMAGE_DEF, a, 9, path, strlen(path));
+	dp_words__record(&b, DP_CODE_TASK_SWITCH, (uint64_t[]){40, 40, 1}, 3);
+	dp_words__record(&b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){1, DP_MODE_GUEST_USER}, 2);
+	for (int i = 0; i < 5; i++)
+		dp_words__sample(&b, off_alpha, 0);
+	dp_words__record(&b, DP_CODE_END, (uint64_t[]){2}, 1);
+
+	snprintf(dir, sizeof(dir), "%s/s2", tmpdir);
+	dfd = session__create(dir);
+	assert_true(dfd >= 0);
+	assert_int_equal(daemon__new(dfd, 0, &d), 0);
+	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
+	assert_int_equal(used, b.n);
+	assert_int_equal(daemon__stats(d)->bad_records + daemon__stats(d)->store_errors, 0);
+	daemon__free(d);
+	close(dfd);
+	dp_words__fini(&b);
+	free(bin);
+
+	out = run_report_in(dir, "web2", REPORT_CSV);
+	snprintf(want, sizeof(want),
+		 "domain,mode,image,symbol,samples,percent,event\n"
+		 "web2,guest-user,%s,guest_alpha,5,100.0000,cpu-clock\n",
+		 path);
+	assert_string_equal(out, want);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_guest_symbols),
 		cmocka_unit_test(test_guest_notes),
+		cmocka_unit_test(test_chunks_to_report),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);
