@@ -757,7 +757,8 @@ static void text__header(const struct report *r, FILE *f)
 {
 	const struct pp_session *s = r->s;
 	static const char *const other[] = {"samples_no_ctx", "bad_words",    "unknown_codes",
-					    "bad_records",    "write_errors", "domain_overflow"};
+					    "bad_records",    "write_errors", "domain_overflow",
+					    "store_errors"};
 	bool first = true;
 
 	fputs("Session: ", f);
