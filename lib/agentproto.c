@@ -426,6 +426,8 @@ const char *ap_type__name(uint16_t type)
 		return "FILE_REQ";
 	case AP_PING:
 		return "PING";
+	case AP_RESYNC:
+		return "RESYNC";
 	}
 	return "unknown";
 }

@@ -33,7 +33,14 @@ enum ap_type {
 	AP_CONFIG = 65,
 	AP_FILE_REQ = 66,
 	AP_PING = 67,
+	AP_RESYNC = 68, /* start a new incarnation: HELLO and a full scan again */
 };
+
+/* HELLO features. */
+#define AP_FEAT_BUILD_ID (1u << 0) /* live MMAP2 records carry build-ids */
+#define AP_FEAT_TIMELINE (1u << 1) /* context_switch records are available */
+#define AP_FEAT_SAMPLING (1u << 2) /* CONFIG sample_freq can be honoured */
+#define AP_FEAT_RESYNC	 (1u << 3) /* RESYNC understood; ACK may carry the incarnation */
 
 struct ap_hdr {
 	uint16_t version;

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Build-ids from ELF notes: bounded reads of an untrusted file, no libelf. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "domprof/le.h"
+#include "elfnote.h"
+
+#define NT_GNU_BUILD_ID_TYPE 3
+#define NOTES_MAX	     65536 /* bytes of notes read per segment */
+#define PHDRS_MAX	     256
+#define SHDRS_MAX	     1024
+
+size_t elfnote__build_id(const uint8_t *notes, size_t len, uint8_t bid[ELFNOTE_BUILD_ID_MAX])
+{
+	size_t pos = 0;
+
+	while (len - pos >= 12) {
+		uint32_t namesz = le32_get(notes + pos);
+		uint32_t descsz = le32_get(notes + pos + 4);
+		uint32_t type = le32_get(notes + pos + 8);
+		size_t name_pad = ((size_t)namesz + 3) & ~(size_t)3;
+		size_t desc_pad = ((size_t)descsz + 3) & ~(size_t)3;
+		const uint8_t *name = notes + pos + 12;
+
+		if (name_pad > len - pos - 12 || desc_pad > len - pos - 12 - name_pad)
+			return 0;
+		if (type == NT_GNU_BUILD_ID_TYPE && namesz == 4 && !memcmp(name, "GNU", 4) &&
+		    descsz >= 1 && descsz <= ELFNOTE_BUILD_ID_MAX) {
+			memset(bid, 0, ELFNOTE_BUILD_ID_MAX);
+			memcpy(bid, name + name_pad, descsz);
+			return descsz;
+		}
+		pos += 12 + name_pad + desc_pad;
+	}
+	return 0;
+}
+
+static size_t notes_at(int fd, uint64_t off, uint64_t size, uint8_t bid[ELFNOTE_BUILD_ID_MAX])
+{
+	uint8_t *buf;
+	ssize_t n;
+	size_t got;
+
+	if (size > NOTES_MAX)
+		size = NOTES_MAX;
+	if (!size || off > INT64_MAX)
+		return 0;
+	buf = malloc(size);
+	if (!buf)
+		return 0;
+	n = pread(fd, buf, size, (off_t)off);
+	got = n > 0 ? elfnote__build_id(buf, (size_t)n, bid) : 0;
+	free(buf);
+	return got;
+}
+
+size_t elfnote__file_build_id(int fd, uint8_t bid[ELFNOTE_BUILD_ID_MAX])
+{
+	uint8_t eh[64], *tab;
+	int is64;
+	uint64_t phoff, shoff;
+	unsigned int phnum, shnum, phentsize, shentsize;
+	size_t got = 0;
+
+	if (pread(fd, eh, sizeof(eh), 0) < 52 || memcmp(eh, "\177ELF", 4) || eh[5] != 1)
+		return 0;
+	is64 = eh[4] == 2;
+	if (!is64 && eh[4] != 1)
+		return 0;
+	if (is64) {
+		phoff = le64_get(eh + 32);
+		shoff = le64_get(eh + 40);
+		phentsize = le16_get(eh + 54);
+		phnum = le16_get(eh + 56);
+		shentsize = le16_get(eh + 58);
+		shnum = le16_get(eh + 60);
+	} else {
+		phoff = le32_get(eh + 28);
+		shoff = le32_get(eh + 32);
+		phentsize = le16_get(eh + 42);
+		phnum = le16_get(eh + 44);
+		shentsize = le16_get(eh + 46);
+		shnum = le16_get(eh + 48);
+	}
+	if (phnum && phnum <= PHDRS_MAX && phentsize >= (is64 ? 56u : 32u) && phoff < INT64_MAX) {
+		tab = malloc((size_t)phnum * phentsize);
+		if (tab && pread(fd, tab, (size_t)phnum * phentsize, (off_t)phoff) ==
+				   (ssize_t)((size_t)phnum * phentsize)) {
+			for (unsigned int i = 0; i < phnum && !got; i++) {
+				const uint8_t *ph = tab + (size_t)i * phentsize;
+
+				if (le32_get(ph) != 4 /* PT_NOTE */)
+					continue;
+				if (is64)
+					got = notes_at(fd, le64_get(ph + 8), le64_get(ph + 32),
+						       bid);
+				else
+					got = notes_at(fd, le32_get(ph + 4), le32_get(ph + 16),
+						       bid);
+			}
+		}
+		free(tab);
+		if (got)
+			return got;
+	}
+	if (shnum && shnum <= SHDRS_MAX && shentsize >= (is64 ? 64u : 40u) && shoff < INT64_MAX) {
+		tab = malloc((size_t)shnum * shentsize);
+		if (tab && pread(fd, tab, (size_t)shnum * shentsize, (off_t)shoff) ==
+				   (ssize_t)((size_t)shnum * shentsize)) {
+			for (unsigned int i = 0; i < shnum && !got; i++) {
+				const uint8_t *sh = tab + (size_t)i * shentsize;
+
+				if (le32_get(sh + 4) != 7 /* SHT_NOTE */)
+					continue;
+				if (is64)
+					got = notes_at(fd, le64_get(sh + 24), le64_get(sh + 32),
+						       bid);
+				else
+					got = notes_at(fd, le32_get(sh + 16), le32_get(sh + 20),
+						       bid);
+			}
+		}
+		free(tab);
+	}
+	return got;
+}
