@@ -7,3 +7,18 @@ DOMAIN_TESTS = \
 	tests/t/t2140-domain-bad-input.sh
 TESTS += $(DOMAIN_TESTS)
 EXTRA_DIST += $(DOMAIN_TESTS) tests/t/t21-lib.sh tests/t/t21-odb.py tests/t/t21-stream.py
+
+# The domain ingest benchmark (bench/domains-ingest.sh; never in `make check`):
+# `make bench-domains`. Built by hand so that it is no program of any
+# automake primary (bench/local.mk owns EXTRA_PROGRAMS).
+bench/domains-gen$(EXEEXT): $(srcdir)/bench/domains-gen.c lib/libdpcore.a
+	@$(MKDIR_P) bench
+	$(AM_V_CCLD)$(COMPILE) $(ZSTD_CFLAGS) -o $@ $(srcdir)/bench/domains-gen.c \
+		lib/libdpcore.a $(ZSTD_LIBS)
+CLEANFILES += bench/domains-gen$(EXEEXT)
+EXTRA_DIST += bench/domains-gen.c bench/domains-ingest.sh
+
+bench-domains: bench/domains-gen$(EXEEXT) cli/domprof
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(top_srcdir)/bench/domains-ingest.sh
+.PHONY: bench-domains
