@@ -67,7 +67,8 @@ struct hostsync {
 
 	/* What the words emitted so far have set. */
 	bool have_cpu, have_task, have_image, have_time, have_dom;
-	uint32_t cur_cpu, cur_tgid, cur_tid, cur_app, cur_img, cur_mode, cur_dom;
+	uint32_t cur_cpu, cur_tgid, cur_tid, cur_mode, cur_dom;
+	uint64_t cur_app, cur_img; /* stream ids: images.id_base + id */
 	char kernel_name[256];
 	uint64_t last_time;
 	uint64_t pend_no_task, pend_bad;
@@ -121,6 +122,8 @@ int hostsync__new(const struct hostsync_opts *opts, struct hostsync **out)
 	hs->have_dom = true;
 	hs->cur_dom = DP_DOMAIN_HOST;
 	images__init(&hs->images);
+	hs->images.id_base = opts->image_id_base;
+	hs->images.foreign = opts->guest;
 	r = procs__init(&hs->procs);
 	if (r < 0) {
 		free(hs);
@@ -796,34 +799,35 @@ static int emit_context(struct hostsync *hs, const struct hs_rec *r, uint32_t do
 	if (ret < 0)
 		return ret;
 	if (app) {
-		ret = images__define(app, out);
+		ret = images__define(&hs->images, app, out);
 		if (ret < 0)
 			return ret;
 	}
 	if (!hs->have_task || hs->cur_tgid != tgid || hs->cur_tid != tid ||
-	    hs->cur_app != (app ? app->id : 0)) {
+	    hs->cur_app != (app ? hs->images.id_base + app->id : 0)) {
 		args[0] = tgid;
 		args[1] = tid;
-		args[2] = app ? app->id : 0;
+		args[2] = app ? hs->images.id_base + app->id : 0;
 		ret = dp_words__record(out, DP_CODE_TASK_SWITCH, args, 3);
 		if (ret < 0)
 			return ret;
 		hs->have_task = true;
 		hs->cur_tgid = tgid;
 		hs->cur_tid = tid;
-		hs->cur_app = (uint32_t)args[2];
+		hs->cur_app = args[2];
 	}
-	ret = images__define(img, out);
+	ret = images__define(&hs->images, img, out);
 	if (ret < 0)
 		return ret;
-	if (!hs->have_image || hs->cur_img != img->id || hs->cur_mode != mode) {
-		args[0] = img->id;
+	if (!hs->have_image || hs->cur_img != hs->images.id_base + img->id ||
+	    hs->cur_mode != mode) {
+		args[0] = hs->images.id_base + img->id;
 		args[1] = mode;
 		ret = dp_words__record(out, DP_CODE_IMAGE_SWITCH, args, 2);
 		if (ret < 0)
 			return ret;
 		hs->have_image = true;
-		hs->cur_img = img->id;
+		hs->cur_img = args[0];
 		hs->cur_mode = mode;
 	}
 	return 0;

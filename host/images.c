@@ -231,11 +231,13 @@ size_t buildid__read(const char *path, uint8_t *bid, size_t cap)
 	return (size_t)len;
 }
 
-static void image_resolve_file(struct hs_image *img)
+static void image_resolve_file(const struct hs_images *t, struct hs_image *img)
 {
 	struct stat st;
 
 	img->bid_done = true;
+	if (t->foreign)
+		return;
 	/* A deleted or replaced file reads as whatever is at the path now: check it is the same. */
 	if (stat(img->name, &st) < 0 || !S_ISREG(st.st_mode))
 		return;
@@ -246,15 +248,15 @@ static void image_resolve_file(struct hs_image *img)
 		img->bid_len = (uint8_t)buildid__read(img->name, img->bid, sizeof(img->bid));
 }
 
-int images__define(struct hs_image *img, struct dp_words *out)
+int images__define(const struct hs_images *t, struct hs_image *img, struct dp_words *out)
 {
 	uint64_t args[9];
 
 	if (img->defined)
 		return 0;
 	if (!img->bid_done && img->kind == DP_IMAGE_FILE)
-		image_resolve_file(img);
-	args[0] = img->id;
+		image_resolve_file(t, img);
+	args[0] = t->id_base + img->id;
 	args[1] = img->kind;
 	args[2] = img->mtime;
 	args[3] = img->bid_len;

@@ -43,6 +43,13 @@ struct hs_images {
 	size_t n, cap;
 	uint32_t *tab; /* open addressing: id, 0 = empty */
 	size_t tabsize;
+	/*
+	 * Ids in the word stream are id_base + id, so producers sharing a
+	 * stream never reuse one; foreign: the paths are another machine's (a
+	 * guest's), never to be read here.
+	 */
+	uint64_t id_base;
+	bool foreign;
 };
 
 void images__init(struct hs_images *t);
@@ -56,7 +63,7 @@ struct hs_image *images__anon(struct hs_images *t, const char *label, size_t len
 struct hs_image *images__special(struct hs_images *t, uint8_t kind, const char *name,
 				 uint64_t start, uint64_t end);
 /* Emit IMAGE_DEF once, reading the file's build-id and mtime for FILE images. */
-int images__define(struct hs_image *img, struct dp_words *out);
+int images__define(const struct hs_images *t, struct hs_image *img, struct dp_words *out);
 /* The NT_GNU_BUILD_ID of an ELF file; 0 when none or unreadable. */
 size_t buildid__read(const char *path, uint8_t *bid, size_t cap);
 
@@ -120,8 +127,8 @@ void kernel__fini(struct hs_kernel *k);
 int kernel__load(struct hs_kernel *k, struct hs_images *images, const char *kallsyms,
 		 const char *modules, struct dp_words *out);
 /* From open streams (either may be NULL); the kernel image is called kname. */
-int kernel__load_files(struct hs_kernel *k, struct hs_images *images, FILE *kallsyms,
-		       FILE *modules, const char *kname, struct dp_words *out);
+int kernel__load_files(struct hs_kernel *k, struct hs_images *images, FILE *kallsyms, FILE *modules,
+		       const char *kname, struct dp_words *out);
 /* Kernel or module image and offset of pc; NULL when no range covers it. */
 struct hs_image *kernel__resolve(const struct hs_kernel *k, uint64_t pc, uint64_t *offset);
 

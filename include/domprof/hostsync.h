@@ -37,6 +37,8 @@ struct hostsync_opts {
 	uint32_t domain;
 	const char *kernel_name; /* NULL: "vmlinux" */
 	int64_t time_offset;
+	/* Image ids in the words are image_id_base + 1, 2, ...: unique per producer. */
+	uint64_t image_id_base;
 };
 
 struct hostsync_stats {

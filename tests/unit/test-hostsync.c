@@ -647,7 +647,8 @@ static void test_guest_instance(void **state)
 				  .guest = 1,
 				  .domain = 5,
 				  .kernel_name = "vmlinux-ab12",
-				  .time_offset = -1000};
+				  .time_offset = -1000,
+				  .image_id_base = 0x100000000ull};
 	static const char ks[] = "ffffffff81000000 T _stext\n"
 				 "ffffffff81000100 t guest_fn\n"
 				 "ffffffff81001000 T _etext\n";
@@ -676,15 +677,14 @@ static void test_guest_instance(void **state)
 	assert_int_equal(f->out.n, 0);
 	assert_int_equal(hostsync__flush(g, UINT64_MAX, &f->out), 0);
 	got = fmt(&f->out);
-	/* The kernel image was made when kallsyms arrived: id 1. */
-	assert_string_equal(
-		got,
-		"CPU_SWITCH 0; TIME 0x1388; " FILEDEF(
-			"0x2", "/usr/bin/gapp") "TASK_SWITCH 0x28 0x29 0x2; "
-						"IMAGE_SWITCH 0x2 0x4; S 0x10 0; "
-						"IMAGE_DEF 0x1 0x2 0 0 0 0 0 0xffffffff81000000 "
-						"0xffffffff81001000 'vmlinux-ab12'; "
-						"IMAGE_SWITCH 0x1 0x3; S 0x110 0; ");
+	/* Ids above the instance's base; the kernel image was made first, with kallsyms. */
+	assert_string_equal(got, "CPU_SWITCH 0; TIME 0x1388; "
+				 "IMAGE_DEF 0x100000002 0x1 0 0 0 0 0 0 0 '/usr/bin/gapp'; "
+				 "TASK_SWITCH 0x28 0x29 0x100000002; "
+				 "IMAGE_SWITCH 0x100000002 0x4; S 0x10 0; "
+				 "IMAGE_DEF 0x100000001 0x2 0 0 0 0 0 0xffffffff81000000 "
+				 "0xffffffff81001000 'vmlinux-ab12'; "
+				 "IMAGE_SWITCH 0x100000001 0x3; S 0x110 0; ");
 	free(got);
 	/* Someone else wrote: the next flush states everything again. */
 	dp_words__reset(&f->out);
@@ -694,7 +694,8 @@ static void test_guest_instance(void **state)
 	assert_int_equal(hostsync__flush(g, UINT64_MAX, &f->out), 0);
 	got = fmt(&f->out);
 	assert_string_equal(got, "CPU_SWITCH 0; TIME 0x1b58; DOMAIN_SWITCH 0x5; "
-				 "TASK_SWITCH 0x28 0x29 0x2; IMAGE_SWITCH 0x1 0x3; S 0x120 0; ");
+				 "TASK_SWITCH 0x28 0x29 0x100000002; IMAGE_SWITCH 0x100000001 0x3; "
+				 "S 0x120 0; ");
 	free(got);
 	hostsync__free(g);
 }
