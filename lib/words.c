@@ -202,6 +202,8 @@ static const char *const code_names[DP_CODE_MAX] = {
 	[DP_CODE_DOMAIN_LIFE] = "DOMAIN_LIFE",
 	[DP_CODE_VCPU_WAIT] = "VCPU_WAIT",
 	[DP_CODE_FILE_CHUNK] = "FILE_CHUNK",
+	[DP_CODE_AGENT_HELLO] = "AGENT_HELLO",
+	[DP_CODE_AGENT_GAP] = "AGENT_GAP",
 };
 
 const char *dp_code__name(uint32_t code)

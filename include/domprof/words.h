@@ -50,6 +50,10 @@ enum dp_code {
 	DP_CODE_VCPU_WAIT = 20,	    /* [domain][vcpu][tid][ns][wait_ns][run_ns]: deltas since the last */
 	DP_CODE_FILE_CHUNK = 21,    /* [bid_len][bid0][bid1][bid2][total_size][offset] str data:
 				       a piece of a guest binary of the current domain */
+	DP_CODE_AGENT_HELLO = 22,   /* [domain][incarnation][agent_version][ncpus][bid_len][bid0][bid1][bid2]
+				      str kernel_release: a guest agent (re)introduced itself */
+	DP_CODE_AGENT_GAP = 23,	    /* [domain][start_ns][end_ns][frames_lost][reason]: no data from
+				      the agent in that time */
 	DP_CODE_MAX,		   /* first unassigned code; new codes go above */
 };
 
@@ -100,6 +104,8 @@ enum dp_image_kind {
 enum dp_drop_reason {
 	DP_DROP_NO_TASK = 1,	/* sample of a task with no known process */
 	DP_DROP_BAD_RECORD = 2, /* malformed perf record */
+	DP_DROP_AGENT_FRAMES = 3,  /* frames a guest agent dropped from its full backlog */
+	DP_DROP_AGENT_RECORDS = 4, /* perf records lost inside a guest */
 	DP_DROP_MAX,
 };
 
