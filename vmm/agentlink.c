@@ -73,6 +73,8 @@ struct agentlink {
 	unsigned nclk, clk_pos;
 
 	bool config_needed;
+	bool resync_needed;
+	uint32_t features; /* the current incarnation's HELLO */
 
 	uint8_t out[OUT_CAP];
 	size_t out_len, out_off;
@@ -274,8 +276,18 @@ static bool compose(struct agentlink *l, uint64_t now)
 		l->last_ack_ns = now;
 		l->acked_seq = l->last_seq;
 		ap_wr__u64(&w, l->last_seq);
+		/* Which incarnation: a late ACK must not acknowledge a new one's frames. */
+		if (l->features & AP_FEAT_RESYNC)
+			ap_wr__u64(&w, l->inc);
 		out_frame(l, AP_ACK, pl, w.len);
 		return true;
+	}
+	if (l->resync_needed && l->have_inc) {
+		l->resync_needed = false;
+		if (l->features & AP_FEAT_RESYNC) {
+			out_frame(l, AP_RESYNC, pl, 0);
+			return true;
+		}
 	}
 	for (unsigned i = 0; i < l->nfiles; i++) {
 		struct file_req *f = &l->files[i];
@@ -722,6 +734,8 @@ static void new_incarnation(struct agentlink *l, uint64_t now, const struct ap_h
 		l->nclk = 0; /* the guest's CLOCK_MONOTONIC started over */
 	l->have_inc = true;
 	l->inc = hdr->incarnation;
+	l->features = h->features;
+	l->resync_needed = false; /* a new incarnation is what it asked for */
 	l->last_seq = 1;
 	l->last_seq_ns = now;
 	memcpy(l->boot_id, h->boot_id, 16);
@@ -1044,6 +1058,14 @@ int agentlink__request_file(struct agentlink *l, const uint8_t *bid, size_t len,
 		f->max_bytes = l->o.max_file_size;
 	if (f->max_bytes > left)
 		f->max_bytes = left;
+	return 0;
+}
+
+int agentlink__resync(struct agentlink *l)
+{
+	if (!l->have_inc || !(l->features & AP_FEAT_RESYNC))
+		return -EOPNOTSUPP;
+	l->resync_needed = true;
 	return 0;
 }
 

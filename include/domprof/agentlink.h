@@ -11,6 +11,12 @@
  * whenever it is readable and at least every 100 ms in any case (timers:
  * ACK, PING, silence, reconnect).
  *
+ * What it sends: CONFIG after every connect, to every new incarnation and
+ * when changed; ACK (cumulative, the current incarnation's last seq taken,
+ * plus the incarnation when HELLO announced AP_FEAT_RESYNC) at least every
+ * 100 ms or 64 frames, only after a frame of the current incarnation arrived
+ * on this connection; PING every second; FILE_REQ and RESYNC when asked.
+ *
  * Everything the agent sends is untrusted: frames are bounded by the codec,
  * sequence numbers are deduplicated, payloads are validated before anything
  * of them is dispatched, per-incarnation quotas and per-second rate limits
@@ -255,6 +261,14 @@ void agentlink__set_config(struct agentlink *l, uint32_t sample_freq, bool timel
  */
 int agentlink__request_file(struct agentlink *l, const uint8_t *bid, size_t len,
 			    uint64_t max_bytes);
+/*
+ * Ask the agent for a new incarnation (AP_RESYNC: HELLO and a full scan
+ * again), e.g. after a gap lost frames or a quota dropped records, when the
+ * consumer wants whole tables again. Sent once; the answer is a HELLO with
+ * new_incarnation and a gap (reason restart). 0, or -EOPNOTSUPP when the
+ * current incarnation's HELLO lacks AP_FEAT_RESYNC (or there is none yet).
+ */
+int agentlink__resync(struct agentlink *l);
 /*
  * guest CLOCK_MONOTONIC - host CLOCK_MONOTONIC, from the PING/PONG with the
  * smallest round trip of the current boot in the last 10 s (before the last

@@ -141,6 +141,8 @@ static size_t frame(uint8_t *out, uint16_t type, bool seqd, uint64_t seq, uint64
 	return AP_HDR_SIZE + len;
 }
 
+static uint32_t hello_features;
+
 static size_t hello_pl(uint8_t *out, uint8_t boot)
 {
 	static const uint8_t bid[20] = {0xab, 0xcd};
@@ -150,7 +152,7 @@ static size_t hello_pl(uint8_t *out, uint8_t boot)
 	memset(boot_id, boot, sizeof(boot_id));
 	ap_wr__init(&w, out, 256);
 	ap_wr__u32(&w, 1);
-	ap_wr__u32(&w, 0);
+	ap_wr__u32(&w, hello_features);
 	ap_wr__bytes(&w, boot_id, 16);
 	ap_wr__str(&w, "6.1.0-guest", 11);
 	ap_wr__build_id(&w, bid, 20);
@@ -247,7 +249,7 @@ struct fake {
 	char dir[64], path[128];
 	int lfd, fd;
 	struct ap_parser p;
-	uint64_t last_ack, acks, pings, configs, file_reqs;
+	uint64_t last_ack, ack_inc, acks, pings, configs, file_reqs, resyncs;
 	uint32_t cfg_freq, cfg_timeline;
 	uint64_t ping_host_ns[64];
 	unsigned npings;
@@ -333,6 +335,7 @@ static void fake_read(struct fake *f, uint64_t inc, int64_t offset, bool pong)
 					/* Cumulative: never backwards within an incarnation. */
 					assert_true(seq >= f->last_ack);
 					f->last_ack = seq;
+					f->ack_inc = ap_rd__left(&r) >= 8 ? ap_rd__u64(&r) : 0;
 					f->acks++;
 					break;
 				}
@@ -343,6 +346,9 @@ static void fake_read(struct fake *f, uint64_t inc, int64_t offset, bool pong)
 					break;
 				case AP_FILE_REQ:
 					f->file_reqs++;
+					break;
+				case AP_RESYNC:
+					f->resyncs++;
 					break;
 				case AP_PING: {
 					uint64_t host_ns = ap_rd__u64(&r);
@@ -415,7 +421,10 @@ static void test_socket_session(void **state)
 	assert_int_equal(f.cfg_timeline, 1);
 	assert_true(f.pings >= 1);
 
+	assert_int_equal(agentlink__resync(l), -EOPNOTSUPP);
+	hello_features = AP_FEAT_RESYNC;
 	fake_send(&f, AP_HELLO, true, 1, 42, hello_pl(pl, 7));
+	hello_features = 0;
 	fake_send(&f, AP_KSYMS, true, 2, 42, ksyms_pl(pl, names, 2));
 	n = perf_pl(pl, sizeof(pl), 3, PERF_RECORD_SAMPLE, 40);
 	fake_send(&f, AP_PERF, true, 3, 42, n);
@@ -432,6 +441,7 @@ static void test_socket_session(void **state)
 	assert_int_equal(s.perf, 3);
 	assert_int_equal(s.perf_types[2], PERF_RECORD_SAMPLE);
 	assert_int_equal(f.last_ack, 3);
+	assert_int_equal(f.ack_inc, 42);
 	/* A new incarnation hears CONFIG again. */
 	assert_int_equal(f.configs, 2);
 
@@ -485,6 +495,10 @@ static void test_socket_session(void **state)
 	assert_int_equal(f.last_ack, 6);
 	agentlink__stats(l, &st);
 	assert_int_equal(st.duplicates, 1);
+
+	assert_int_equal(agentlink__resync(l), 0);
+	run(l, &f, &s, 50, 42);
+	assert_int_equal(f.resyncs, 1);
 
 	agentlink__free(l);
 	fake_fini(&f);
