@@ -29,6 +29,11 @@ sleep_until() {
 	sleep $(awk -v t0="$t0" -v now="$(mono)" -v at="$1" \
 		'BEGIN { s = at - (now - t0) / 1e9; print (s > 0 ? s : 0) }')
 }
+# Short host processes all along (named "true"): their command names come
+# while the guests' samples come, and must stay the host's.
+(while :; do /bin/true; sleep 0.005; done) &
+execs=$!
+test_at_exit "kill $execs 2>/dev/null"
 t0=$(mono)
 dp_record_bg record.err -a --duration 12 --session-dir s
 sleep_until 3
@@ -43,6 +48,7 @@ mono >destroy-a.1
 wait $record_pid
 rc=$?
 mono >end
+kill $execs
 
 test_expect_success 'the recorder goes on to the end and exits 0' '
 	cat record.err &&
@@ -135,6 +141,18 @@ test_expect_success 'A has samples until it was destroyed; B and the host after 
 test_expect_success 'no sample of either QEMU process is on the host or on the other domain' '
 	! grep -E "^[0-9]+ ($pid_a|$pid_b) " tasks.txt | grep -v "^$(id_of "$ga") $pid_a " |
 		grep -v "^$(id_of "$gb") $pid_b "
+'
+
+# true, virsh, python3 and sleep ran on the host during the session: their
+# command names are the host's tasks, never a guest's.
+test_expect_success 'a guest'"'"'s meta/tasks lists no host process' '
+	grep -E "	(true|virsh|python3|sleep)\$" s/meta/tasks | head -n 3 &&
+	for g in "$ga" "$gb"; do
+		[ ! -e "s/domains/$g/meta/tasks" ] || {
+			echo "$g: $(wc -l <"s/domains/$g/meta/tasks") tasks"
+			! grep -E "	(true|virsh|python3|sleep)\$" "s/domains/$g/meta/tasks"
+		} || exit 1
+	done
 '
 
 # B's QEMU runs (loads, sets up the machine) before libvirt lists the domain
