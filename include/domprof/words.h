@@ -109,15 +109,6 @@ enum dp_drop_reason {
 	DP_DROP_MAX,
 };
 
-/* DP_CODE_AGENT_GAP reasons */
-enum dp_gap_reason {
-	DP_GAP_RECONNECT = 1, /* the connection dropped */
-	DP_GAP_SILENT = 2,    /* the agent said nothing for a while */
-	DP_GAP_RESTART = 3,   /* a new incarnation of the agent, same boot */
-	DP_GAP_REBOOT = 4,    /* the guest rebooted */
-	DP_GAP_LOST = 5,      /* frames missing from the sequence, nothing else */
-};
-
 /* The host is domain 0 and needs no DOMAIN_DEF. */
 #define DP_DOMAIN_HOST 0
 
