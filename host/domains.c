@@ -19,6 +19,7 @@
 #include "domprof/hostsync.h"
 #include "domprof/vmm.h"
 #include "domprof/words.h"
+#include "host/agents.h"
 #include "host/domains.h"
 
 #define MAX_TRACKED 16384 /* vCPU threads followed at once */
@@ -44,6 +45,10 @@ struct rdomains {
 	struct dp_words *out;
 	int err;
 	uint64_t ndomains;
+	struct ragents *agents;
+	enum guest_sampling sampling;
+	uint32_t agent_freq;
+	uint64_t now;
 };
 
 /* Read "run_ns wait_ns slices" of one thread; -errno when it is gone. */
@@ -241,6 +246,18 @@ static void on_event(const struct vmm_event *ev, void *arg)
 			ret = emit_life(rd, d->id, DP_LIFE_STARTED, ev->time_ns);
 		if (ret >= 0 && d->pid > 0)
 			ret = hostsync__set_domain(rd->hs, (uint32_t)d->pid, d->id, d->accel);
+		if (ret >= 0 && d->agent_socket[0]) {
+			/*
+			 * Who samples guest code, per domain for the whole session: the
+			 * host side where it sees guest mode (KVM), else the agent.
+			 */
+			bool agent_samples = rd->sampling == GUEST_SAMPLING_AGENT ||
+					     (rd->sampling == GUEST_SAMPLING_AUTO &&
+					      d->accel != DP_DOMAIN_ACCEL_KVM);
+
+			ret = ragents__add(rd->agents, d->id, d->agent_socket,
+					   agent_samples ? rd->agent_freq : 0);
+		}
 		rd->ndomains++;
 		break;
 	case VMM_EV_THREADS:
@@ -248,12 +265,14 @@ static void on_event(const struct vmm_event *ev, void *arg)
 		break;
 	case VMM_EV_STOPPED:
 		ret = emit_life(rd, d->id, DP_LIFE_STOPPED, ev->time_ns);
+		ragents__stopped(rd->agents, d->id, ev->time_ns);
 		break;
 	case VMM_EV_REBOOTED:
 		ret = emit_life(rd, d->id, DP_LIFE_REBOOTED, ev->time_ns);
 		break;
 	case VMM_EV_VANISHED:
 		ret = emit_life(rd, d->id, DP_LIFE_VANISHED, ev->time_ns);
+		ragents__stopped(rd->agents, d->id, ev->time_ns);
 		break;
 	}
 	if (ret < 0)
@@ -261,7 +280,8 @@ static void on_event(const struct vmm_event *ev, void *arg)
 }
 
 int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly,
-		  struct hostsync *hs, struct rdomains **out, char *errbuf, size_t errlen)
+		  enum guest_sampling sampling, uint32_t agent_freq, struct hostsync *hs,
+		  struct rdomains **out, char *errbuf, size_t errlen)
 {
 	struct rdomains *rd;
 	int ret;
@@ -274,8 +294,16 @@ int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly
 	rd->procfs = opts->procfs ? opts->procfs : "/proc";
 	rd->only = only;
 	rd->nonly = nonly;
+	rd->sampling = sampling;
+	rd->agent_freq = agent_freq;
+	ret = ragents__new(&rd->agents);
+	if (ret < 0) {
+		free(rd);
+		return ret;
+	}
 	ret = vmm__new(opts, &rd->vmm, errbuf, errlen);
 	if (ret < 0) {
+		ragents__free(rd->agents);
 		free(rd);
 		return ret;
 	}
@@ -308,6 +336,17 @@ int rdomains__sample_waits(struct rdomains *rd, uint64_t now, struct dp_words *o
 	return sample_waits(rd, now, false);
 }
 
+int rdomains__agents(struct rdomains *rd, uint64_t now, uint64_t horizon, struct dp_words *out,
+		     bool *wrote)
+{
+	return ragents__poll(rd->agents, now, horizon, out, wrote);
+}
+
+int rdomains__agents_finish(struct rdomains *rd, struct dp_words *out, bool *wrote)
+{
+	return ragents__finish(rd->agents, out, wrote);
+}
+
 uint64_t rdomains__count(const struct rdomains *rd)
 {
 	return rd ? rd->ndomains : 0;
@@ -317,6 +356,7 @@ void rdomains__free(struct rdomains *rd)
 {
 	if (!rd)
 		return;
+	ragents__free(rd->agents);
 	vmm__free(rd->vmm);
 	free(rd->vt);
 	free(rd->ignored);

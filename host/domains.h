@@ -3,8 +3,10 @@
 #ifndef DOMPROF_HOST_DOMAINS_H
 #define DOMPROF_HOST_DOMAINS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "domprof/collector.h"
 #include "domprof/vmm.h"
 #include "domprof/words.h"
 
@@ -13,12 +15,20 @@ struct rdomains;
 
 /* only/nonly: --domains NAME,... (NULL: all); other domains stay host processes. */
 int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly,
-		  struct hostsync *hs, struct rdomains **out, char *errbuf, size_t errlen);
+		  enum guest_sampling sampling, uint32_t agent_freq, struct hostsync *hs,
+		  struct rdomains **out, char *errbuf, size_t errlen);
 const char *rdomains__notice(const struct rdomains *rd);
 /* Discovery changes and vCPU run delays since the last call, as words into out. */
 int rdomains__poll(struct rdomains *rd, uint64_t now, struct dp_words *out);
 /* vCPU run delays only (cheap: one small read per vCPU thread). */
 int rdomains__sample_waits(struct rdomains *rd, uint64_t now, struct dp_words *out);
+/*
+ * The guest agents: their words up to horizon into out; *wrote when any
+ * (the host's sync stage must then restate its context).
+ */
+int rdomains__agents(struct rdomains *rd, uint64_t now, uint64_t horizon, struct dp_words *out,
+		     bool *wrote);
+int rdomains__agents_finish(struct rdomains *rd, struct dp_words *out, bool *wrote);
 /* Domains attributed so far. */
 uint64_t rdomains__count(const struct rdomains *rd);
 void rdomains__free(struct rdomains *rd);

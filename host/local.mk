@@ -9,7 +9,9 @@ host_libdphost_a_SOURCES = \
 	host/collector.c \
 	host/record.c \
 	host/domains.h \
-	host/domains.c
+	host/domains.c \
+	host/agents.h \
+	host/agents.c
 host_libdphost_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
 
 if HAVE_CMOCKA

@@ -211,8 +211,13 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 		goto err;
 	}
 	if (!opts->no_domains) {
-		ret = rdomains__new(&opts->vmm, opts->domains_only, opts->ndomains_only, r->hs,
-				    &r->rd, errbuf, errlen);
+		const struct collector_event *e0 = collector__event(r->col, 0);
+		/* Agents sample at the host's rate, so their samples weigh the same. */
+		uint32_t freq = e0->spec.period ? (uint32_t)(1000000000ull / e0->spec.period)
+						: e0->spec.freq;
+
+		ret = rdomains__new(&opts->vmm, opts->domains_only, opts->ndomains_only,
+				    opts->guest_sampling, freq, r->hs, &r->rd, errbuf, errlen);
 		if (ret < 0)
 			goto err;
 		r->last_domain_poll = collector__now();
@@ -260,6 +265,17 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 		}
 		if (horizon > now - DOMAIN_HOLD_NS)
 			horizon = now > DOMAIN_HOLD_NS ? now - DOMAIN_HOLD_NS : 0;
+	}
+	if (r->rd) {
+		bool wrote;
+
+		ret = horizon_override == UINT64_MAX
+			      ? rdomains__agents_finish(r->rd, &r->out, &wrote)
+			      : rdomains__agents(r->rd, collector__now(), horizon, &r->out, &wrote);
+		if (ret < 0)
+			return fail(errbuf, errlen, ret, "guest agents: %s", strerror(-ret));
+		if (wrote)
+			hostsync__restate_context(r->hs);
 	}
 	ret = hostsync__flush(r->hs, horizon, &r->out);
 	if (ret < 0)

@@ -110,6 +110,13 @@ uint64_t collector__now(void); /* CLOCK_MONOTONIC ns */
  * The record loop shared by `domprof record` and domprofd: collector → sync
  * stage → words → saved stream (always) and daemon → session directory.
  */
+/* --guest-sampling: who samples guest code, per domain for the whole session. */
+enum guest_sampling {
+	GUEST_SAMPLING_AUTO = 0, /* the host side where it sees guest mode (KVM), else the agent */
+	GUEST_SAMPLING_HOST,	 /* the host side only; agents report the timeline and maps */
+	GUEST_SAMPLING_AGENT,	 /* the agents' own samples */
+};
+
 struct record_opts {
 	const char *session_dir;
 	unsigned separate;    /* DP_SEP_* */
@@ -120,6 +127,7 @@ struct record_opts {
 	struct vmm_opts vmm;		/* where domains are found */
 	char *const *domains_only;	/* --domains NAME,...; NULL: all */
 	unsigned ndomains_only;
+	enum guest_sampling guest_sampling;
 };
 
 struct record_summary {

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The guest agents' producer: one vmm/agentlink per domain whose agent
+ * channel exists, and behind it one guest instance of the sync stage, fed
+ * with the perf records the agent forwards (its process scan, its dummy
+ * event's mmap/comm/task/switch records and, when asked, its own samples).
+ * So a guest's records take the same path as the host's: the sync stage
+ * keeps the guest's process maps and resolves each guest sample to (guest
+ * image, offset) in the domain. The agent's kallsyms become the instance's
+ * kernel, named by the guest kernel's build-id; guest binaries the agent
+ * sends by build-id become FILE_CHUNK records for the domain's store.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <linux/perf_event.h>
+
+#include "domprof/agentlink.h"
+#include "domprof/hostsync.h"
+#include "domprof/words.h"
+#include "host/agents.h"
+
+#define KTEXT_MAX     (64u << 20) /* kallsyms text kept per guest */
+#define MTEXT_MAX     (1u << 20)  /* modules text */
+#define MAX_REQUESTS  4096	  /* build-ids asked for per incarnation */
+#define FILE_MAX      (64ull << 20)
+#define STOP_GRACE_NS (5ull * 1000000000ull)
+
+struct text {
+	char *p;
+	size_t len, cap, limit;
+	bool full;
+};
+
+struct gagent {
+	uint32_t domain;
+	struct agentlink *link;
+	struct hostsync *hs; /* NULL until the first HELLO */
+	unsigned incarnations;
+	char kname[64];
+	struct text ksyms, mods;
+	bool kernel_dirty;
+	uint8_t (*asked)[AP_BUILD_ID_MAX + 1]; /* [0] = length */
+	size_t nasked;
+	uint64_t last_dropped_frames, last_lost_records;
+	uint64_t stopped_ns; /* 0 while the domain runs */
+	struct gagent *next;
+};
+
+struct ragents {
+	struct gagent *list;
+	uint64_t records_without_hello;
+};
+
+/* What a callback needs: the agent and where its words go. */
+struct cbctx {
+	struct ragents *ra;
+	struct gagent *ga;
+	struct dp_words *out;
+	int err;
+};
+
+static void text__free(struct text *t)
+{
+	free(t->p);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Append with every byte a /proc-format parser would split on made harmless. */
+static void text__add(struct text *t, const char *s, size_t n, bool clean)
+{
+	if (t->full)
+		return;
+	if (t->len + n + 1 > t->limit) {
+		t->full = true;
+		return;
+	}
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 65536;
+		char *p;
+
+		while (cap < t->len + n + 1)
+			cap *= 2;
+		p = realloc(t->p, cap);
+		if (!p) {
+			t->full = true;
+			return;
+		}
+		t->p = p;
+		t->cap = cap;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		t->p[t->len++] =
+			clean && (c <= ' ' || c == 0x7f || c == '[' || c == ']') ? '_' : (char)c;
+	}
+	t->p[t->len] = '\0';
+}
+
+static void text__addf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void text__addf(struct text *t, const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		text__add(t, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, false);
+}
+
+static int switch_to(struct cbctx *c)
+{
+	uint64_t arg = c->ga->domain;
+
+	return dp_words__record(c->out, DP_CODE_DOMAIN_SWITCH, &arg, 1);
+}
+
+/* Queued records of an instance being replaced still go out. */
+static int retire(struct gagent *ga, struct dp_words *out)
+{
+	int r = 0;
+
+	if (ga->hs) {
+		hostsync__restate_context(ga->hs);
+		r = hostsync__flush(ga->hs, UINT64_MAX, out);
+		hostsync__free(ga->hs);
+		ga->hs = NULL;
+	}
+	return r;
+}
+
+static void on_hello(const struct agentlink_hello *h, void *arg)
+{
+	struct cbctx *c = arg;
+	struct gagent *ga = c->ga;
+	struct hostsync_opts o = {0};
+	uint64_t a[8];
+	size_t n = 0;
+	int r;
+
+	if (c->err)
+		return;
+	r = retire(ga, c->out);
+	if (r < 0) {
+		c->err = r;
+		return;
+	}
+	ga->incarnations++;
+	n = (size_t)snprintf(ga->kname, sizeof(ga->kname), "vmlinux");
+	if (h->kernel_build_id_len >= 2) {
+		n += (size_t)snprintf(ga->kname + n, sizeof(ga->kname) - n, "-");
+		for (size_t i = 0; i < h->kernel_build_id_len && n + 3 < sizeof(ga->kname); i++)
+			n += (size_t)snprintf(ga->kname + n, sizeof(ga->kname) - n, "%02x",
+					      h->kernel_build_id[i]);
+	}
+	o.sample_type = h->sample_type;
+	o.read_format = h->read_format;
+	o.sample_id_all = (int)h->sample_id_all;
+	o.ncpus = h->ncpus;
+	o.guest = 1;
+	o.domain = ga->domain;
+	o.kernel_name = ga->kname;
+	/* Until PING/PONG measure it: the clocks as they were when HELLO was written. */
+	o.time_offset = (int64_t)(h->host_ns - h->guest_mono_ns);
+	/* Ids never collide with the host's (below 2^32) or another incarnation's. */
+	o.image_id_base = (uint64_t)ga->domain << 40 | (uint64_t)(ga->incarnations & 0xff) << 32;
+	r = hostsync__new(&o, &ga->hs);
+	if (r < 0) {
+		/* An agent announcing a layout we cannot parse: its records are ignored. */
+		ga->hs = NULL;
+	}
+	text__free(&ga->ksyms);
+	text__free(&ga->mods);
+	ga->ksyms.limit = KTEXT_MAX;
+	ga->mods.limit = MTEXT_MAX;
+	ga->kernel_dirty = false;
+	ga->nasked = 0;
+	ga->last_dropped_frames = ga->last_lost_records = 0;
+
+	a[0] = ga->domain;
+	a[1] = h->incarnation;
+	a[2] = h->agent_version;
+	a[3] = h->ncpus;
+	a[4] = h->kernel_build_id_len;
+	dp_build_id__pack(h->kernel_build_id, h->kernel_build_id_len, &a[5]);
+	r = dp_words__record_str(c->out, DP_CODE_AGENT_HELLO, a, 8, h->kernel_release,
+				 h->kernel_release_len > DP_MAX_STR ? DP_MAX_STR
+								    : h->kernel_release_len);
+	if (r < 0)
+		c->err = r;
+}
+
+static void on_ksym(const struct agentlink_ksym *s, void *arg)
+{
+	struct cbctx *c = arg;
+	struct gagent *ga = c->ga;
+	char type = (char)s->type;
+
+	if (!((type | 0x20) >= 'a' && (type | 0x20) <= 'z'))
+		return;
+	text__addf(&ga->ksyms, "%016llx %c ", (unsigned long long)s->addr, type);
+	text__add(&ga->ksyms, s->name, s->name_len > 512 ? 512 : s->name_len, true);
+	if (s->module_len) {
+		text__add(&ga->ksyms, "\t[", 2, false);
+		text__add(&ga->ksyms, s->module, s->module_len > 64 ? 64 : s->module_len, true);
+		text__add(&ga->ksyms, "]", 1, false);
+	}
+	text__add(&ga->ksyms, "\n", 1, false);
+	ga->kernel_dirty = true;
+}
+
+static void on_module(const struct agentlink_module *m, void *arg)
+{
+	struct cbctx *c = arg;
+	struct gagent *ga = c->ga;
+
+	/* The modules text is rebuilt from the agent's whole list at each incarnation. */
+	if (m->what != AGENTLINK_MODULE_LOADED || !m->name_len)
+		return;
+	text__add(&ga->mods, m->name, m->name_len > 64 ? 64 : m->name_len, true);
+	text__addf(&ga->mods, " %llu 0 - Live 0x%llx\n", (unsigned long long)m->size,
+		   (unsigned long long)m->start);
+	ga->kernel_dirty = true;
+}
+
+static bool asked(struct gagent *ga, const uint8_t *bid, size_t len)
+{
+	for (size_t i = 0; i < ga->nasked; i++)
+		if (ga->asked[i][0] == len && !memcmp(ga->asked[i] + 1, bid, len))
+			return true;
+	return false;
+}
+
+/* An executable mapping with a build-id: fetch that binary once for the domain's store. */
+static void maybe_fetch(struct gagent *ga, const struct agentlink_perf *r)
+{
+	/* MMAP2: header 8, pid, tid, addr, len, pgoff (8+4+4+8+8+8 = 40), then the build-id form.
+	 */
+	uint8_t bid[AP_BUILD_ID_MAX];
+	uint32_t prot;
+	size_t len;
+
+	if (r->type != PERF_RECORD_MMAP2 || !(r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) ||
+	    r->size < 72)
+		return;
+	len = r->data[40];
+	memcpy(&prot, r->data + 64, 4);
+	if (len < 2 || len > AP_BUILD_ID_MAX || !(prot & PROT_EXEC))
+		return;
+	memcpy(bid, r->data + 44, len);
+	if (asked(ga, bid, len) || ga->nasked >= MAX_REQUESTS)
+		return;
+	if (!ga->asked) {
+		ga->asked = calloc(MAX_REQUESTS, sizeof(*ga->asked));
+		if (!ga->asked)
+			return;
+	}
+	if (agentlink__request_file(ga->link, bid, len, FILE_MAX) < 0)
+		return;
+	ga->asked[ga->nasked][0] = (uint8_t)len;
+	memcpy(ga->asked[ga->nasked] + 1, bid, len);
+	ga->nasked++;
+}
+
+static void on_perf(const struct agentlink_perf *r, void *arg)
+{
+	struct cbctx *c = arg;
+	struct gagent *ga = c->ga;
+	int ret;
+
+	if (c->err)
+		return;
+	if (!ga->hs) {
+		c->ra->records_without_hello++;
+		return;
+	}
+	if (ga->kernel_dirty) {
+		ga->kernel_dirty = false;
+		ret = hostsync__load_kernel_mem(ga->hs, ga->ksyms.p, ga->ksyms.len, ga->mods.p,
+						ga->mods.len, c->out);
+		if (ret < 0 && ret != -ENOMEM)
+			ret = 0; /* a guest's odd kallsyms only costs it its kernel symbols */
+		if (ret < 0) {
+			c->err = ret;
+			return;
+		}
+	}
+	maybe_fetch(ga, r);
+	/* Malformed records are counted by the sync stage itself. */
+	hostsync__queue(ga->hs, -1, r->data, r->size);
+}
+
+static void on_file(const struct agentlink_file *f, void *arg)
+{
+	struct cbctx *c = arg;
+	uint64_t a[6];
+	int r;
+
+	if (c->err || f->status != AGENTLINK_FILE_DATA || !f->len || f->build_id_len < 2)
+		return;
+	r = switch_to(c);
+	a[0] = f->build_id_len;
+	dp_build_id__pack(f->build_id, f->build_id_len, &a[1]);
+	a[4] = f->total_size;
+	for (size_t off = 0; r >= 0 && off < f->len; off += DP_MAX_STR) {
+		size_t n = f->len - off < DP_MAX_STR ? f->len - off : DP_MAX_STR;
+
+		a[5] = f->offset + off;
+		r = dp_words__record_str(c->out, DP_CODE_FILE_CHUNK, a, 6,
+					 (const char *)f->data + off, n);
+	}
+	if (r < 0)
+		c->err = r;
+}
+
+static void on_dropped(uint64_t frames, uint64_t records, void *arg)
+{
+	struct cbctx *c = arg;
+	struct gagent *ga = c->ga;
+	uint64_t a[2];
+	int r = 0;
+
+	if (c->err)
+		return;
+	/* Cumulative counts of this incarnation: the records carry what is new. */
+	if (frames > ga->last_dropped_frames || records > ga->last_lost_records)
+		r = switch_to(c);
+	if (r >= 0 && frames > ga->last_dropped_frames) {
+		a[0] = DP_DROP_AGENT_FRAMES;
+		a[1] = frames - ga->last_dropped_frames;
+		ga->last_dropped_frames = frames;
+		r = dp_words__record(c->out, DP_CODE_DROPPED, a, 2);
+	}
+	if (r >= 0 && records > ga->last_lost_records) {
+		a[0] = DP_DROP_AGENT_RECORDS;
+		a[1] = records - ga->last_lost_records;
+		ga->last_lost_records = records;
+		r = dp_words__record(c->out, DP_CODE_DROPPED, a, 2);
+	}
+	if (r < 0)
+		c->err = r;
+}
+
+static void on_gap(const struct agentlink_gap *g, void *arg)
+{
+	struct cbctx *c = arg;
+	uint64_t a[5];
+	int r;
+
+	if (c->err || g->ongoing)
+		return;
+	a[0] = c->ga->domain;
+	a[1] = g->start_ns;
+	a[2] = g->end_ns < g->start_ns ? g->start_ns : g->end_ns;
+	a[3] = g->frames_lost;
+	a[4] = g->reason;
+	r = dp_words__record(c->out, DP_CODE_AGENT_GAP, a, 5);
+	if (r < 0)
+		c->err = r;
+}
+
+static const struct agentlink_cbs cbs = {
+	.hello = on_hello,
+	.ksym = on_ksym,
+	.module = on_module,
+	.perf_record = on_perf,
+	.file_chunk = on_file,
+	.dropped = on_dropped,
+	.gap = on_gap,
+};
+
+int ragents__new(struct ragents **out)
+{
+	struct ragents *ra = calloc(1, sizeof(*ra));
+
+	if (!ra)
+		return -ENOMEM;
+	*out = ra;
+	return 0;
+}
+
+int ragents__add(struct ragents *ra, uint32_t domain, const char *socket, uint32_t sample_freq)
+{
+	struct agentlink_opts o = {.sample_freq = sample_freq, .timeline = true};
+	struct gagent *ga;
+	int r;
+
+	for (ga = ra->list; ga; ga = ga->next)
+		if (ga->domain == domain)
+			return 0;
+	ga = calloc(1, sizeof(*ga));
+	if (!ga)
+		return -ENOMEM;
+	ga->domain = domain;
+	r = agentlink__new(socket, &o, &ga->link);
+	if (r < 0) {
+		free(ga);
+		return r;
+	}
+	ga->next = ra->list;
+	ra->list = ga;
+	return 0;
+}
+
+void ragents__stopped(struct ragents *ra, uint32_t domain, uint64_t now)
+{
+	for (struct gagent *ga = ra ? ra->list : NULL; ga; ga = ga->next)
+		if (ga->domain == domain && !ga->stopped_ns)
+			ga->stopped_ns = now;
+}
+
+static void gagent__free(struct gagent *ga)
+{
+	agentlink__free(ga->link);
+	hostsync__free(ga->hs);
+	text__free(&ga->ksyms);
+	text__free(&ga->mods);
+	free(ga->asked);
+	free(ga);
+}
+
+int ragents__poll(struct ragents *ra, uint64_t now, uint64_t horizon, struct dp_words *out,
+		  bool *wrote)
+{
+	struct gagent **pp = &ra->list;
+	int ret = 0;
+
+	*wrote = false;
+	while (*pp && ret >= 0) {
+		struct gagent *ga = *pp;
+		struct cbctx c = {.ra = ra, .ga = ga, .out = out};
+		int64_t offset;
+		uint64_t err;
+		size_t before = out->n;
+
+		agentlink__poll(ga->link, now, &cbs, &c);
+		ret = c.err;
+		if (ga->hs && agentlink__clock(ga->link, &offset, &err) == 0)
+			hostsync__set_time_offset(ga->hs, -offset);
+		if (ret >= 0 && ga->hs) {
+			/* Other producers wrote since this instance's last flush. */
+			hostsync__restate_context(ga->hs);
+			ret = hostsync__flush(ga->hs, horizon, out);
+		}
+		if (out->n != before)
+			*wrote = true;
+		/* A stopped domain's channel is gone: let its last records out, then drop it. */
+		if (ret >= 0 && ga->stopped_ns && now - ga->stopped_ns > STOP_GRACE_NS) {
+			size_t b2 = out->n;
+
+			ret = retire(ga, out);
+			if (out->n != b2)
+				*wrote = true;
+			*pp = ga->next;
+			gagent__free(ga);
+			continue;
+		}
+		pp = &ga->next;
+	}
+	return ret;
+}
+
+int ragents__finish(struct ragents *ra, struct dp_words *out, bool *wrote)
+{
+	int ret = 0;
+
+	*wrote = false;
+	for (struct gagent *ga = ra ? ra->list : NULL; ga && ret >= 0; ga = ga->next) {
+		size_t before = out->n;
+
+		ret = retire(ga, out);
+		if (out->n != before)
+			*wrote = true;
+	}
+	return ret;
+}
+
+void ragents__free(struct ragents *ra)
+{
+	if (!ra)
+		return;
+	while (ra->list) {
+		struct gagent *ga = ra->list;
+
+		ra->list = ga->next;
+		gagent__free(ga);
+	}
+	free(ra);
+}

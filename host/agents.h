@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The guest agents' producer (host/agents.c); private to host/. */
+#ifndef DOMPROF_HOST_AGENTS_H
+#define DOMPROF_HOST_AGENTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "domprof/words.h"
+
+struct ragents;
+
+int ragents__new(struct ragents **out);
+/*
+ * Follow the agent of domain behind its channel socket; sample_freq is what
+ * its own cpu-clock samples at (0: the timeline only, no samples).
+ */
+int ragents__add(struct ragents *ra, uint32_t domain, const char *socket, uint32_t sample_freq);
+/* The domain stopped: its agent is dropped a little later. */
+void ragents__stopped(struct ragents *ra, uint32_t domain, uint64_t now);
+/*
+ * Talk to every agent and write their words, up to horizon, into out;
+ * *wrote says whether anything was written (other producers must then state
+ * their context again).
+ */
+int ragents__poll(struct ragents *ra, uint64_t now, uint64_t horizon, struct dp_words *out,
+		  bool *wrote);
+/* The end of the recording: everything still queued goes out. */
+int ragents__finish(struct ragents *ra, struct dp_words *out, bool *wrote);
+void ragents__free(struct ragents *ra);
+
+#endif
