@@ -145,11 +145,20 @@ static void usage(FILE *f)
 		"      --domains all|none|NAME,...\n"
 		"                          domains attributed (default all); the others' VMM\n"
 		"                          processes count as host processes\n"
+		"      --guest-sampling auto|host|agent\n"
+		"                          who samples guest code, per domain for the session:\n"
+		"                          the host side (KVM guest mode), or the domain's\n"
+		"                          domprof-agent (its own cpu-clock at the host's rate,\n"
+		"                          over the org.domprof.agent.0 channel); auto (the\n"
+		"                          default): the host for KVM domains, the agent for\n"
+		"                          the others. An agent that answers always reports\n"
+		"                          the guest's processes, binaries and kernel symbols\n"
 		"Each domain's guest code, the VMM overhead it causes and its vCPUs' wait for a\n"
-		"CPU are reported per domain (`domprof report`).\n"
+		"CPU are reported per domain (`domprof report`); with an agent, down to guest\n"
+		"process, binary and symbol.\n"
 		"\n"
-		"Coming with later issues (refused for now): --guest-sampling auto|host|agent,\n"
-		"--passive-domains NAME,..., --passive-images FILE,...\n"
+		"Coming with later issues (refused for now): --passive-domains NAME,...,\n"
+		"--passive-images FILE,...\n"
 		"\n"
 		"Without a hardware PMU domprof runs in timer mode: one cpu-clock event per CPU,\n"
 		"guest and host samples told apart by the sample's cpumode. Lost and throttled\n"
@@ -167,6 +176,7 @@ enum {
 	OPT_NO_LIBVIRT,
 	OPT_VMM_PID,
 	OPT_DOMAINS,
+	OPT_GUEST_SAMPLING,
 	OPT_LATER, /* virtualisation options of later issues */
 };
 
@@ -184,7 +194,7 @@ static const struct option longopts[] = {
 	{"no-libvirt", no_argument, NULL, OPT_NO_LIBVIRT},
 	{"vmm-pid", required_argument, NULL, OPT_VMM_PID},
 	{"domains", required_argument, NULL, OPT_DOMAINS},
-	{"guest-sampling", required_argument, NULL, OPT_LATER},
+	{"guest-sampling", required_argument, NULL, OPT_GUEST_SAMPLING},
 	{"passive-domains", required_argument, NULL, OPT_LATER},
 	{"passive-images", required_argument, NULL, OPT_LATER},
 	{"help", no_argument, NULL, 'h'},
@@ -369,6 +379,19 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 				return 2;
 			}
 			want_domains = !no_domains;
+			break;
+		case OPT_GUEST_SAMPLING:
+			if (!strcmp(optarg, "auto")) {
+				ro.guest_sampling = GUEST_SAMPLING_AUTO;
+			} else if (!strcmp(optarg, "host")) {
+				ro.guest_sampling = GUEST_SAMPLING_HOST;
+			} else if (!strcmp(optarg, "agent")) {
+				ro.guest_sampling = GUEST_SAMPLING_AGENT;
+			} else {
+				errmsg("--guest-sampling wants auto, host or agent, not '%s'\n",
+				       optarg);
+				return 2;
+			}
 			break;
 		case OPT_LATER:
 			errmsg("--%s: guest sampling by agents, TCG plugins and passive "
