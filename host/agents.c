@@ -157,6 +157,13 @@ static void on_hello(const struct agentlink_hello *h, void *arg)
 		return;
 	}
 	ga->incarnations++;
+	/*
+	 * An agent that ran before this recording may have dropped the start of
+	 * its state from a full backlog, and what it says is relative to its own
+	 * start: ask for everything afresh, once.
+	 */
+	if (h->first && (h->features & AP_FEAT_RESYNC))
+		agentlink__resync(ga->link);
 	n = (size_t)snprintf(ga->kname, sizeof(ga->kname), "vmlinux");
 	if (h->kernel_build_id_len >= 2) {
 		n += (size_t)snprintf(ga->kname + n, sizeof(ga->kname) - n, "-");
