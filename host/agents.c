@@ -50,6 +50,7 @@ struct gagent {
 	size_t nasked;
 	uint64_t last_dropped_frames, last_lost_records;
 	uint64_t stopped_ns; /* 0 while the domain runs */
+	bool want_resync;    /* asked for after the poll that brought the first HELLO */
 	struct gagent *next;
 };
 
@@ -163,7 +164,7 @@ static void on_hello(const struct agentlink_hello *h, void *arg)
 	 * start: ask for everything afresh, once.
 	 */
 	if (h->first && (h->features & AP_FEAT_RESYNC))
-		agentlink__resync(ga->link);
+		ga->want_resync = true;
 	n = (size_t)snprintf(ga->kname, sizeof(ga->kname), "vmlinux");
 	if (h->kernel_build_id_len >= 2) {
 		n += (size_t)snprintf(ga->kname + n, sizeof(ga->kname) - n, "-");
@@ -453,6 +454,10 @@ int ragents__poll(struct ragents *ra, uint64_t now, uint64_t horizon, struct dp_
 
 		agentlink__poll(ga->link, now, &cbs, &c);
 		ret = c.err;
+		if (ga->want_resync) {
+			ga->want_resync = false;
+			agentlink__resync(ga->link);
+		}
 		if (ga->hs && agentlink__clock(ga->link, &offset, &err) == 0)
 			hostsync__set_time_offset(ga->hs, -offset);
 		if (ret >= 0 && ga->hs) {
