@@ -30,6 +30,9 @@
 #define DAEMON_MAX_BID_FILES 16384
 /* Disjoint received ranges of one incomplete file. */
 #define DAEMON_MAX_BID_RANGES 4096
+/* Per domain: guest agent introductions and gaps listed in meta/agent. */
+#define DAEMON_MAX_AGENT_HELLOS 1024
+#define DAEMON_MAX_AGENT_GAPS	4096
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -95,6 +98,36 @@ struct bidstore {
 	uint64_t bytes; /* sizes of the files started */
 };
 
+/* An AGENT_HELLO: the TIME current when it came, and the agent's incarnation. */
+struct ahello {
+	uint64_t ns, incarnation;
+};
+
+/* An AGENT_GAP. */
+struct agap {
+	uint64_t start_ns, end_ns, frames_lost;
+	uint32_t reason;
+};
+
+/* What meta/agent of one domain directory says: its guest agent's state. */
+struct agentmeta {
+	bool any; /* an agent record came: the file exists */
+	bool have_hello;
+	uint64_t incarnations; /* hellos whose incarnation differs from the previous one */
+	uint64_t last_incarnation;
+	uint64_t version;
+	char *release; /* the latest kernel release, untrusted bytes */
+	size_t release_len;
+	uint8_t bid[DP_BUILD_ID_MAX];
+	uint32_t bid_len;
+	struct ahello *hellos;
+	size_t nhellos, caphellos;
+	struct agap *gaps;
+	size_t ngaps, capgaps;
+	uint64_t hellos_dropped, gaps_dropped; /* past the bounds, not listed */
+	uint64_t dropped_frames, lost_records; /* DROPPED reasons 3 and 4 */
+};
+
 /* What meta/domain, meta/threads and meta/vcpu-wait of one domain directory say. */
 struct dommeta {
 	struct dthread *threads; /* sorted by tid */
@@ -107,8 +140,9 @@ struct dommeta {
 	uint32_t pid;
 	bool started, stopped;
 	uint64_t started_ns, stopped_ns;
-	bool dirty_domain, dirty_threads, dirty_wait;
+	bool dirty_domain, dirty_threads, dirty_wait, dirty_agent;
 	struct bidstore store;
+	struct agentmeta agent;
 };
 
 struct domain {

@@ -62,6 +62,11 @@ static int get_str(const struct dp_item *it, unsigned nfixed, char *buf, size_t 
 	return dp_item__str(it, nfixed, buf, DP_MAX_STR + 1) < 0 ? -EBADMSG : 0;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
 static bool same_bytes(const char *a, size_t alen, const char *b, size_t blen)
 {
 	return alen == blen && (alen == 0 || !memcmp(a, b, alen));
@@ -643,9 +648,24 @@ static int handle_comm(struct daemon *d, const struct dp_item *it)
 
 static int handle_dropped(struct daemon *d, const struct dp_item *it)
 {
-	if (it->nargs != 2 || it->args[0] == 0 || it->args[0] >= DP_DROP_MAX)
+	const uint64_t *a = it->args;
+	struct dommeta *m;
+
+	if (it->nargs != 2 || a[0] == 0 || a[0] >= DP_DROP_MAX)
 		return -EBADMSG;
-	d->stats.dropped += it->args[1];
+	d->stats.dropped += a[1];
+	/* What a guest lost is the current domain's too; the host has no agent. */
+	if ((a[0] != DP_DROP_AGENT_FRAMES && a[0] != DP_DROP_AGENT_RECORDS) || !a[1] ||
+	    !d->t.domain_slot)
+		return 0;
+	m = d->domains[d->t.domain_slot - 1].meta;
+	if (a[0] == DP_DROP_AGENT_FRAMES)
+		m->agent.dropped_frames = sat_add(m->agent.dropped_frames, a[1]);
+	else
+		m->agent.lost_records = sat_add(m->agent.lost_records, a[1]);
+	m->agent.any = true;
+	m->dirty_agent = true;
+	d->dirty_domains = true;
 	return 0;
 }
 
@@ -799,11 +819,6 @@ static int handle_domain_life(struct daemon *d, const struct dp_item *it)
 	return 0;
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
-
 static int handle_vcpu_wait(struct daemon *d, const struct dp_item *it)
 {
 	const uint64_t *a = it->args;
@@ -852,6 +867,96 @@ static int handle_vcpu_wait(struct daemon *d, const struct dp_item *it)
 	return 0;
 }
 
+static int handle_agent_hello(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	char release[DP_MAX_STR + 1];
+	struct agentmeta *g;
+	struct dommeta *m;
+	size_t len;
+	char *copy;
+
+	if (it->nargs < 9 || a[2] > UINT32_MAX || a[3] > UINT32_MAX || a[4] > DP_BUILD_ID_MAX)
+		return -EBADMSG;
+	if (get_str(it, 8, release, &len) < 0)
+		return -EBADMSG;
+	m = dommeta_of(d, a[0]);
+	if (!m)
+		return -EBADMSG;
+	g = &m->agent;
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, release, len + 1);
+	/* Past the bound the list is cut, but the agent's state still follows. */
+	if (g->nhellos < DAEMON_MAX_AGENT_HELLOS) {
+		if (g->nhellos == g->caphellos) {
+			size_t cap = g->caphellos ? g->caphellos * 2 : 8;
+			struct ahello *h = reallocarray(g->hellos, cap, sizeof(*h));
+
+			if (!h) {
+				free(copy);
+				return -ENOMEM;
+			}
+			g->hellos = h;
+			g->caphellos = cap;
+		}
+		g->hellos[g->nhellos++] = (struct ahello){d->t.time, a[1]};
+	} else {
+		g->hellos_dropped++;
+		d->stats.domain_overflow++;
+	}
+	/* A HELLO again after a reconnect is the same incarnation, not a new one. */
+	if (!g->have_hello || g->last_incarnation != a[1])
+		g->incarnations++;
+	g->have_hello = true;
+	g->last_incarnation = a[1];
+	g->version = a[2];
+	g->bid_len = (uint32_t)a[4];
+	memset(g->bid, 0, sizeof(g->bid));
+	dp_build_id__unpack(a + 5, g->bid, (size_t)a[4]);
+	free(g->release);
+	g->release = copy;
+	g->release_len = len;
+	g->any = true;
+	m->dirty_agent = true;
+	d->dirty_domains = true;
+	return 0;
+}
+
+static int handle_agent_gap(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	struct agentmeta *g;
+	struct dommeta *m;
+
+	if (it->nargs != 5 || a[1] > a[2] || a[4] < DAEMON_GAP_RECONNECT || a[4] > DAEMON_GAP_LOST)
+		return -EBADMSG;
+	m = dommeta_of(d, a[0]);
+	if (!m)
+		return -EBADMSG;
+	g = &m->agent;
+	if (g->ngaps < DAEMON_MAX_AGENT_GAPS) {
+		if (g->ngaps == g->capgaps) {
+			size_t cap = g->capgaps ? g->capgaps * 2 : 8;
+			struct agap *p = reallocarray(g->gaps, cap, sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			g->gaps = p;
+			g->capgaps = cap;
+		}
+		g->gaps[g->ngaps++] = (struct agap){a[1], a[2], a[3], (uint32_t)a[4]};
+	} else {
+		g->gaps_dropped++;
+		d->stats.domain_overflow++;
+	}
+	g->any = true;
+	m->dirty_agent = true;
+	d->dirty_domains = true;
+	return 0;
+}
+
 static const handler_fn handlers[DP_CODE_MAX] = {
 	[DP_CODE_SESSION] = handle_session,
 	[DP_CODE_CPU_SWITCH] = handle_cpu_switch,
@@ -874,6 +979,8 @@ static const handler_fn handlers[DP_CODE_MAX] = {
 	[DP_CODE_DOMAIN_LIFE] = handle_domain_life,
 	[DP_CODE_VCPU_WAIT] = handle_vcpu_wait,
 	[DP_CODE_FILE_CHUNK] = bidstore__chunk,
+	[DP_CODE_AGENT_HELLO] = handle_agent_hello,
+	[DP_CODE_AGENT_GAP] = handle_agent_gap,
 };
 
 int daemon__handle(struct daemon *d, const struct dp_item *it)
@@ -914,6 +1021,9 @@ void daemon__free_tables(struct daemon *d)
 			free(m->threads);
 			free(m->waits);
 			bidstore__free(d, &m->store);
+			free(m->agent.release);
+			free(m->agent.hellos);
+			free(m->agent.gaps);
 			free(m);
 		}
 		free(d->domains[i].name);

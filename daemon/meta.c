@@ -504,6 +504,46 @@ static void format_domain(const struct daemon *d, uint32_t idx, struct sb *b)
 		sb_printf(b, "life_dropped=%" PRIu64 "\n", m->life_dropped);
 }
 
+static const char *gap_name(uint32_t reason)
+{
+	static const char *const names[] = {
+		[DAEMON_GAP_RECONNECT] = "reconnect", [DAEMON_GAP_SILENT] = "silent",
+		[DAEMON_GAP_RESTART] = "restart",     [DAEMON_GAP_REBOOT] = "reboot",
+		[DAEMON_GAP_LOST] = "lost",
+	};
+
+	return reason < sizeof(names) / sizeof(names[0]) && names[reason] ? names[reason]
+									  : "unknown";
+}
+
+/* meta/agent: key=value lines, the latest HELLO's state, then every hello and gap kept. */
+static void format_agent(const struct agentmeta *g, struct sb *b)
+{
+	sb_printf(b, "incarnations=%" PRIu64 "\n", g->incarnations);
+	if (g->have_hello) {
+		sb_printf(b, "kernel_release=");
+		sb_field(b, g->release, g->release_len);
+		sb_printf(b, "\nkernel_build_id=");
+		if (!g->bid_len)
+			sb_printf(b, "-");
+		for (uint32_t i = 0; i < g->bid_len; i++)
+			sb_printf(b, "%02x", g->bid[i]);
+		sb_printf(b, "\nagent_version=%" PRIu64 "\n", g->version);
+	}
+	sb_printf(b, "agent_dropped_frames=%" PRIu64 "\nagent_lost_records=%" PRIu64 "\n",
+		  g->dropped_frames, g->lost_records);
+	if (g->hellos_dropped)
+		sb_printf(b, "hellos_dropped=%" PRIu64 "\n", g->hellos_dropped);
+	if (g->gaps_dropped)
+		sb_printf(b, "gaps_dropped=%" PRIu64 "\n", g->gaps_dropped);
+	for (size_t i = 0; i < g->nhellos; i++)
+		sb_printf(b, "hello=%" PRIu64 " %016" PRIx64 "\n", g->hellos[i].ns,
+			  g->hellos[i].incarnation);
+	for (size_t i = 0; i < g->ngaps; i++)
+		sb_printf(b, "gap=%" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n", g->gaps[i].start_ns,
+			  g->gaps[i].end_ns, g->gaps[i].frames_lost, gap_name(g->gaps[i].reason));
+}
+
 static int write_domain_file(struct daemon *d, uint32_t idx, const char *name, struct sb *b)
 {
 	char path[512];
@@ -561,6 +601,14 @@ static int write_domains(struct daemon *d)
 			r = write_domain_file(d, i, "vcpu-wait", &b);
 			if (r == 0)
 				m->dirty_wait = false;
+			else if (!err)
+				err = r;
+		}
+		if (m->dirty_agent) {
+			format_agent(&m->agent, &b);
+			r = write_domain_file(d, i, "agent", &b);
+			if (r == 0)
+				m->dirty_agent = false;
 			else if (!err)
 				err = r;
 		}

@@ -21,6 +21,15 @@
 /* Parse "lib,kernel,thread,cpu" (also "none", "all"); -EINVAL naming nothing printed. */
 int daemon__parse_separate(const char *s, unsigned *out);
 
+/* AGENT_GAP reasons (doc/event-buffer.md); meta/agent names them reconnect ... lost. */
+enum daemon_gap_reason {
+	DAEMON_GAP_RECONNECT = 1, /* the connection to the agent dropped */
+	DAEMON_GAP_SILENT = 2,	  /* the agent said nothing for a while */
+	DAEMON_GAP_RESTART = 3,	  /* a new incarnation of the agent, same boot */
+	DAEMON_GAP_REBOOT = 4,	  /* the guest rebooted */
+	DAEMON_GAP_LOST = 5,	  /* frames missing from the sequence, nothing else */
+};
+
 struct daemon_stats {
 	uint64_t samples;	  /* samples written to sample files */
 	uint64_t samples_no_ctx;  /* samples before any image/event context: skipped */

@@ -641,8 +641,8 @@ static int meta_lines(int dirfd, const char *path, char ***lines)
 	int n = 0;
 
 	read_all(dirfd, path, &data, &len);
-	*lines = calloc(4096, sizeof(char *));
-	for (l = strtok_r(data, "\n", &save); l && n < 4096; l = strtok_r(NULL, "\n", &save))
+	*lines = calloc(8192, sizeof(char *));
+	for (l = strtok_r(data, "\n", &save); l && n < 8192; l = strtok_r(NULL, "\n", &save))
 		(*lines)[n++] = strdup(l);
 	free(data);
 	return n;
@@ -1447,6 +1447,178 @@ static void test_file_chunk_symlink(void **state)
 	}
 }
 
+/* ---- guest agents ---- */
+
+static void w_hello(struct dp_words *b, uint64_t dom, uint64_t inc, uint64_t version,
+		    const uint8_t *bid, uint64_t bid_len, const char *rel, size_t len)
+{
+	uint64_t a[8] = {dom, inc, version, 2, bid_len, 0, 0, 0};
+
+	if (bid)
+		dp_build_id__pack(bid, (size_t)bid_len, a + 5);
+	w_str(b, DP_CODE_AGENT_HELLO, a, 8, rel, len);
+}
+
+static void w_gap(struct dp_words *b, uint64_t dom, uint64_t start, uint64_t end, uint64_t lost,
+		  uint64_t reason)
+{
+	w_rec(b, DP_CODE_AGENT_GAP, (uint64_t[]){dom, start, end, lost, reason}, 5);
+}
+
+static void w_dropped(struct dp_words *b, uint64_t reason, uint64_t count)
+{
+	w_rec(b, DP_CODE_DROPPED, (uint64_t[]){reason, count}, 2);
+}
+
+static void w_domswitch(struct dp_words *b, uint64_t dom)
+{
+	w_rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){dom}, 1);
+}
+
+static void test_agent_meta(void **state)
+{
+	static const uint8_t kbid[20] = {0xab, 0xcd, 0x01, 0x02, 0x03, 0x04, 0x05,
+					 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c,
+					 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0xff};
+	struct fixture *f = fixture_new();
+	struct daemon_stats st;
+	struct dp_words b;
+	struct daemon *d;
+	uint64_t bad = 0;
+	size_t used;
+	ino_t ino;
+	char **l;
+	int n;
+
+	(void)state;
+	dp_words__init(&b);
+	w_session(&b);
+	w_event(&b, EV_CLOCK, "cpu-clock");
+	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 1, 1, 0}, 4, S("web"));
+	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){2, 2, 2, 0}, 4, S("quiet"));
+	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){3, 3, 3, 0}, 4, S("noisy"));
+	/* web restarted under another id: the same directory, the same agent file */
+	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){4, 1, 1, 0}, 4, S("web"));
+
+	/* before any TIME: the hello's time is 0 */
+	w_hello(&b, 1, 0x1234abcd, 1, kbid, 20, S("6.12.0-test"));
+	w_rec(&b, DP_CODE_TIME, (uint64_t[]){6000}, 1);
+	/* the same incarnation again (a reconnect): listed, not a new incarnation */
+	w_hello(&b, 1, 0x1234abcd, 1, kbid, 20, S("6.12.0-test"));
+	w_gap(&b, 1, 6000, 9000, 5, DAEMON_GAP_RECONNECT);
+	w_rec(&b, DP_CODE_TIME, (uint64_t[]){3500000000}, 1);
+	w_hello(&b, 4, 0xfeed, 2, NULL, 0, S("rel\tx\n%"));
+	w_gap(&b, 4, 3200000000, 3200000000, 3, DAEMON_GAP_LOST);
+	w_gap(&b, 1, 0, 0, 0, DAEMON_GAP_SILENT);
+	w_gap(&b, 1, 1, 2, 0, DAEMON_GAP_RESTART);
+	w_gap(&b, 1, 3, 4, UINT64_MAX, DAEMON_GAP_REBOOT);
+	/* the guest's losses count for the current domain and in the global total */
+	w_domswitch(&b, 1);
+	w_dropped(&b, DP_DROP_AGENT_FRAMES, 12);
+	w_dropped(&b, DP_DROP_AGENT_RECORDS, 7);
+	w_dropped(&b, DP_DROP_AGENT_FRAMES, 0);
+	w_dropped(&b, DP_DROP_NO_TASK, 2);
+	w_domswitch(&b, 4);
+	w_dropped(&b, DP_DROP_AGENT_RECORDS, 1);
+	w_domswitch(&b, DP_DOMAIN_HOST);
+	w_dropped(&b, DP_DROP_AGENT_FRAMES, 100);
+
+	/* bad records: counted, nothing kept */
+	w_rec(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0, 0}, 8), bad++;
+	w_rec(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0, 0, 100}, 9), bad++;
+	w_hello(&b, 9, 9, 1, NULL, 0, S("x")), bad++;
+	w_hello(&b, DP_DOMAIN_HOST, 9, 1, NULL, 0, S("x")), bad++;
+	w_hello(&b, 1, 9, (uint64_t)UINT32_MAX + 1, NULL, 0, S("x")), bad++;
+	w_str(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 21, 0, 0, 0}, 8, S("x")), bad++;
+	w_str(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0}, 7, S("x")), bad++;
+	w_gap(&b, 1, 10, 9, 1, DAEMON_GAP_SILENT), bad++;
+	w_gap(&b, 1, 1, 2, 1, 0), bad++;
+	w_gap(&b, 1, 1, 2, 1, DAEMON_GAP_LOST + 1), bad++;
+	w_gap(&b, 9, 1, 2, 1, DAEMON_GAP_SILENT), bad++;
+	w_gap(&b, DP_DOMAIN_HOST, 1, 2, 1, DAEMON_GAP_SILENT), bad++;
+	w_rec(&b, DP_CODE_AGENT_GAP, (uint64_t[]){1, 1, 2, 1}, 4), bad++;
+	w_rec(&b, DP_CODE_AGENT_GAP, (uint64_t[]){1, 1, 2, 1, 1, 0}, 6), bad++;
+	w_dropped(&b, DP_DROP_MAX, 1), bad++;
+
+	/* the bounds, in noisy: what does not fit is counted, the state still follows */
+	w_domswitch(&b, 3);
+	w_dropped(&b, DP_DROP_AGENT_RECORDS, 4);
+	for (unsigned i = 0; i < 1024 + 2; i++)
+		w_hello(&b, 3, 100 + i, 3, kbid, 2, S("noisy-kernel"));
+	for (unsigned i = 0; i < 4096 + 3; i++)
+		w_gap(&b, 3, i, i + 1, 1, DAEMON_GAP_SILENT);
+
+	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
+	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
+	assert_int_equal(used, b.n);
+	assert_int_equal(daemon__sync(d), 0);
+	st = *daemon__stats(d);
+	assert_int_equal(st.bad_records, bad);
+	assert_int_equal(st.unknown_codes, 0);
+	assert_int_equal(st.domain_overflow, 2 + 3);
+	assert_int_equal(st.dropped, 12 + 7 + 2 + 1 + 100 + 4);
+
+	assert_meta(f->dirfd, "domains/web/meta/agent",
+		    "incarnations=2\n"
+		    "kernel_release=rel%09x%0A%25\n"
+		    "kernel_build_id=-\n"
+		    "agent_version=2\n"
+		    "agent_dropped_frames=12\n"
+		    "agent_lost_records=8\n"
+		    "hello=0 000000001234abcd\n"
+		    "hello=6000 000000001234abcd\n"
+		    "hello=3500000000 000000000000feed\n"
+		    "gap=6000 9000 5 reconnect\n"
+		    "gap=3200000000 3200000000 3 lost\n"
+		    "gap=0 0 0 silent\n"
+		    "gap=1 2 0 restart\n"
+		    "gap=3 4 18446744073709551615 reboot\n");
+	/* no agent record: no file */
+	assert_false(exists(f->dirfd, "domains/quiet/meta/agent"));
+	assert_false(exists(f->dirfd, "meta/agent"));
+
+	n = meta_lines(f->dirfd, "domains/noisy/meta/agent", &l);
+	assert_int_equal(n, 8 + 1024 + 4096);
+	assert_string_equal(l[0], "incarnations=1026");
+	assert_string_equal(l[1], "kernel_release=noisy-kernel");
+	assert_string_equal(l[2], "kernel_build_id=abcd");
+	assert_string_equal(l[3], "agent_version=3");
+	assert_string_equal(l[4], "agent_dropped_frames=0");
+	assert_string_equal(l[5], "agent_lost_records=4");
+	assert_string_equal(l[6], "hellos_dropped=2");
+	assert_string_equal(l[7], "gaps_dropped=3");
+	assert_string_equal(l[8], "hello=3500000000 0000000000000064");
+	assert_string_equal(l[8 + 1023], "hello=3500000000 0000000000000463");
+	assert_string_equal(l[8 + 1024], "gap=0 1 1 silent");
+	assert_string_equal(l[8 + 1024 + 4095], "gap=4095 4096 1 silent");
+	free_lines(l, n);
+
+	/* A sync rewrites meta/agent only when it changed. */
+	ino = inode_of(f->dirfd, "domains/web/meta/agent");
+	dp_words__reset(&b);
+	w_gap(&b, 2, 1, 2, 0, DAEMON_GAP_SILENT);
+	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
+	assert_int_equal(daemon__sync(d), 0);
+	assert_int_equal(inode_of(f->dirfd, "domains/web/meta/agent"), ino);
+	assert_meta(f->dirfd, "domains/quiet/meta/agent",
+		    "incarnations=0\n"
+		    "agent_dropped_frames=0\n"
+		    "agent_lost_records=0\n"
+		    "gap=1 2 0 silent\n");
+	dp_words__reset(&b);
+	w_domswitch(&b, 1);
+	w_dropped(&b, DP_DROP_AGENT_FRAMES, 1);
+	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
+	assert_int_equal(daemon__sync(d), 0);
+	assert_int_not_equal(inode_of(f->dirfd, "domains/web/meta/agent"), ino);
+	n = meta_lines(f->dirfd, "domains/web/meta/agent", &l);
+	assert_string_equal(l[4], "agent_dropped_frames=13");
+	free_lines(l, n);
+	daemon__free(d);
+	dp_words__fini(&b);
+	fixture_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1467,6 +1639,7 @@ int main(void)
 		cmocka_unit_test(test_file_chunk_path),
 		cmocka_unit_test(test_file_chunk_symlink),
 		cmocka_unit_test(test_guest_separate),
+		cmocka_unit_test(test_agent_meta),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
