@@ -112,6 +112,28 @@ static int cmp_tid(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+#define PF_USER_WORKER_FLAG 0x00004000u /* include/linux/sched.h: PF_USER_WORKER */
+#define PF_KTHREAD_FLAG	    0x00200000u /* PF_KTHREAD */
+
+/* The task's flags (field 9 of stat, after the parenthesised comm) name a kernel worker. */
+static bool kernel_worker(const char *procfs, pid_t pid, long tid)
+{
+	char file[64], buf[512];
+	unsigned long flags = 0;
+	const char *p;
+	ssize_t len;
+
+	snprintf(file, sizeof(file), "task/%ld/stat", tid);
+	len = vmm_proc__read(procfs, pid, file, buf, sizeof(buf));
+	if (len <= 0)
+		return false;
+	p = strrchr(buf, ')');
+	/* ") S ppid pgrp session tty_nr tpgid flags" */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return false;
+	return flags & (PF_USER_WORKER_FLAG | PF_KTHREAD_FLAG);
+}
+
 int vmm_threads__read(const char *procfs, pid_t pid, bool qemu, struct vmm_thread *out,
 		      unsigned max, unsigned *n, bool *truncated, bool *single_tcg)
 {
@@ -143,6 +165,13 @@ int vmm_threads__read(const char *procfs, pid_t pid, bool qemu, struct vmm_threa
 			*truncated = true;
 			break;
 		}
+		/*
+		 * Kernel workers living in the VMM's process (KVM's
+		 * kvm-nx-lpage-recovery, io_uring workers) are none of its own
+		 * threads: they would hide a single-threaded VMM's vCPU.
+		 */
+		if (kernel_worker(procfs, pid, tid))
+			continue;
 		snprintf(file, sizeof(file), "task/%ld/comm", tid);
 		len = vmm_proc__read(procfs, pid, file, comm, 17);
 		/* A thread that exits mid-read is simply not there. */
