@@ -70,6 +70,33 @@ struct pp_life {
 	char what[16];
 };
 
+/* A gap of a domain's guest agent (meta/agent "gap=START END LOST REASON"). */
+struct pp_gap {
+	uint64_t start_ns, end_ns, frames_lost;
+	char reason[16];
+};
+
+/* An introduction of a domain's guest agent (meta/agent "hello=NS INCARNATION"). */
+struct pp_hello {
+	uint64_t ns, incarnation;
+};
+
+/* What a domain's meta/agent says. */
+struct pp_agent {
+	bool has; /* meta/agent was read */
+	uint64_t incarnations;
+	char *kernel_release;  /* NULL when absent */
+	char *kernel_build_id; /* NULL when absent or unknown ("-") */
+	bool has_version;
+	uint64_t version;
+	uint64_t dropped_frames, lost_records;
+	uint64_t hellos_dropped, gaps_dropped; /* not listed, by the daemon or by us */
+	struct pp_hello *hellos;
+	size_t nhellos;
+	struct pp_gap *gaps;
+	size_t ngaps;
+};
+
 /* A domain of the session and what its meta/ files say. */
 struct pp_domain {
 	char *name;    /* "host", or the unmangled directory name */
@@ -88,6 +115,7 @@ struct pp_domain {
 	bool has_wait; /* meta/vcpu-wait was read */
 	uint64_t wait_ns, run_ns;
 	unsigned vcpu_threads;
+	struct pp_agent agent;
 };
 
 struct pp_session {

@@ -1029,6 +1029,68 @@ static void note__sep(FILE *f, const struct pp_domain *pd, bool *any)
 	*any = true;
 }
 
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/*
+ * One line per domain with a guest agent: its incarnations and kernel, the
+ * time no data came from it and what it lost, so a reader knows which part of
+ * the domain's numbers is missing.
+ */
+static void text__agent_note(const struct pp_domain *pd, FILE *f)
+{
+	const struct pp_agent *g = &pd->agent;
+	uint64_t ngaps = g->ngaps + g->gaps_dropped, lost = 0, ns = 0;
+
+	fputs("Domain ", f);
+	text__str(f, pd->name, 0);
+	fprintf(f, ": agent: %" PRIu64 " %s", g->incarnations,
+		plural(g->incarnations, "incarnation", "incarnations"));
+	if (g->kernel_release || g->kernel_build_id) {
+		fputs(" (", f);
+		if (g->kernel_release) {
+			fputs("kernel ", f);
+			text__str(f, g->kernel_release, 0);
+		}
+		if (g->kernel_build_id) {
+			char bid[13];
+
+			/* Enough of it to tell kernels apart; meta/agent has all of it. */
+			snprintf(bid, sizeof(bid), "%s", g->kernel_build_id);
+			fputs(g->kernel_release ? ", build-id " : "build-id ", f);
+			text__str(f, bid, 0);
+			if (strlen(g->kernel_build_id) > strlen(bid))
+				fputs("...", f);
+		}
+		fputc(')', f);
+	}
+	for (size_t i = 0; i < g->ngaps; i++) {
+		uint64_t d = g->gaps[i].end_ns - g->gaps[i].start_ns;
+
+		ns = ns + d < ns ? UINT64_MAX : ns + d;
+		lost = lost + g->gaps[i].frames_lost < lost ? UINT64_MAX
+							    : lost + g->gaps[i].frames_lost;
+	}
+	if (!ngaps) {
+		fputs("; no gaps", f);
+	} else {
+		fprintf(f, "; gaps: %" PRIu64 " (%.1f s, %" PRIu64 " %s lost", ngaps,
+			(double)ns / 1e9, lost, plural(lost, "frame", "frames"));
+		if (g->gaps_dropped)
+			fprintf(f, "; %" PRIu64 " not listed", g->gaps_dropped);
+		fputc(')', f);
+	}
+	if (g->dropped_frames)
+		fprintf(f, "; %" PRIu64 " %s dropped by the agent", g->dropped_frames,
+			plural(g->dropped_frames, "frame", "frames"));
+	if (g->lost_records)
+		fprintf(f, "; %" PRIu64 " perf %s lost in the guest", g->lost_records,
+			plural(g->lost_records, "record", "records"));
+	fputc('\n', f);
+}
+
 /*
  * A line per domain whose metadata says something a reader of the numbers
  * should know: tainted, found without libvirt, run under TCG, started late,
@@ -1080,6 +1142,9 @@ static void text__domain_notes(const struct report *r, FILE *f)
 		if (any)
 			fputc('\n', f);
 	}
+	for (size_t d = 0; d < s->ndomains; d++)
+		if (s->doms[d].selected && s->doms[d].agent.has)
+			text__agent_note(&s->doms[d], f);
 }
 
 static void text__domains(const struct report *r, FILE *f)
@@ -1156,6 +1221,52 @@ static void domains__csv(const struct report *r, FILE *f)
 	}
 }
 
+/* Seconds with 3 decimals, for JSON. */
+static void json__secs(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%" PRIu64 ".%03" PRIu64, ns / 1000000000, ns % 1000000000 / 1000000);
+}
+
+/* A domain's guest agent (meta/agent): its state, every hello and every gap. */
+static void agent__json(const struct pp_session *s, const struct pp_agent *g, FILE *f)
+{
+	fprintf(f, ",\"agent\":{\"incarnations\":%" PRIu64, g->incarnations);
+	if (g->kernel_release) {
+		fputs(",\"kernel_release\":", f);
+		json__str(f, g->kernel_release);
+	}
+	if (g->kernel_build_id) {
+		fputs(",\"kernel_build_id\":", f);
+		json__str(f, g->kernel_build_id);
+	}
+	if (g->has_version)
+		fprintf(f, ",\"agent_version\":%" PRIu64, g->version);
+	fprintf(f,
+		",\"dropped_frames\":%" PRIu64 ",\"lost_records\":%" PRIu64
+		",\"hellos_not_listed\":%" PRIu64 ",\"gaps_not_listed\":%" PRIu64 ",\"hellos\":[",
+		g->dropped_frames, g->lost_records, g->hellos_dropped, g->gaps_dropped);
+	for (size_t i = 0; i < g->nhellos; i++)
+		fprintf(f, "%s{\"ns\":%" PRIu64 ",\"incarnation\":\"%016" PRIx64 "\"}",
+			i ? "," : "", g->hellos[i].ns, g->hellos[i].incarnation);
+	fputs("],\"gaps\":[", f);
+	for (size_t i = 0; i < g->ngaps; i++) {
+		const struct pp_gap *p = &g->gaps[i];
+
+		fprintf(f, "%s{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64, i ? "," : "",
+			p->start_ns, p->end_ns);
+		if (s->has_start && p->start_ns >= s->start_ns) {
+			fputs(",\"start_s\":", f);
+			json__secs(f, p->start_ns - s->start_ns);
+		}
+		fputs(",\"duration_s\":", f);
+		json__secs(f, p->end_ns - p->start_ns);
+		fprintf(f, ",\"frames_lost\":%" PRIu64 ",\"reason\":", p->frames_lost);
+		json__str(f, p->reason);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
 static void domains__json(const struct report *r, FILE *f)
 {
 	const struct pp_session *s = r->s;
@@ -1177,6 +1288,8 @@ static void domains__json(const struct report *r, FILE *f)
 			a->guest_user, a->guest, a->vmm, a->host_kernel, a->host_user,
 			pd->dir && pd->has_wait ? pd->wait_ns : 0);
 		json__str(f, s->events[w->ev].name);
+		if (pd->agent.has)
+			agent__json(s, &pd->agent, f);
 		fputc('}', f);
 	}
 	fputc(']', f);

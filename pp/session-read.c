@@ -243,6 +243,10 @@ void pp_session__free(struct pp_session *s)
 		free(s->doms[i].dir);
 		free(s->doms[i].uuid);
 		free(s->doms[i].life);
+		free(s->doms[i].agent.kernel_release);
+		free(s->doms[i].agent.kernel_build_id);
+		free(s->doms[i].agent.hellos);
+		free(s->doms[i].agent.gaps);
 	}
 	free(s->domains);
 	free(s->doms);
@@ -988,6 +992,129 @@ static int wait_line(struct pp_session *s, char *line, void *arg)
 	return 1;
 }
 
+/* Beyond what the daemon writes (1024 and 4096), for a hand-made file. */
+#define PP_MAX_HELLOS 65536
+#define PP_MAX_GAPS   65536
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* "A B ..." at spaces into at most max fields; returns the count. */
+static int split_spaces(char *s, char **f, int max)
+{
+	int n = 0;
+
+	while (n < max) {
+		f[n++] = s;
+		s = strchr(s, ' ');
+		if (!s)
+			break;
+		*s++ = '\0';
+	}
+	return s ? max + 1 : n;
+}
+
+static int agent_list_line(struct pp_agent *g, const char *key, char *val)
+{
+	char *f[4];
+	uint64_t a, b, c;
+
+	if (!strcmp(key, "hello")) {
+		struct pp_hello *p;
+
+		if (split_spaces(val, f, 2) != 2 || parse_u64(f[0], 10, &a) || strlen(f[1]) != 16 ||
+		    parse_u64(f[1], 16, &b))
+			return 0;
+		if (g->nhellos >= PP_MAX_HELLOS) {
+			g->hellos_dropped = sat_add(g->hellos_dropped, 1);
+			return 1;
+		}
+		p = reallocarray(g->hellos, g->nhellos + 1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		g->hellos = p;
+		p[g->nhellos++] = (struct pp_hello){a, b};
+		return 1;
+	}
+	{
+		struct pp_gap *p;
+
+		if (split_spaces(val, f, 4) != 4 || parse_u64(f[0], 10, &a) ||
+		    parse_u64(f[1], 10, &b) || parse_u64(f[2], 10, &c) || a > b || !*f[3] ||
+		    strlen(f[3]) >= sizeof(p->reason))
+			return 0;
+		if (g->ngaps >= PP_MAX_GAPS) {
+			g->gaps_dropped = sat_add(g->gaps_dropped, 1);
+			return 1;
+		}
+		p = reallocarray(g->gaps, g->ngaps + 1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		g->gaps = p;
+		p[g->ngaps] = (struct pp_gap){a, b, c, ""};
+		snprintf(p[g->ngaps].reason, sizeof(p->reason), "%s", f[3]);
+		g->ngaps++;
+		return 1;
+	}
+}
+
+/* meta/agent: key=value lines (doc/session-layout.md); unknown keys are skipped. */
+static int agent_line(struct pp_session *s, char *line, void *arg)
+{
+	struct pp_agent *g = arg;
+	char *eq = strchr(line, '='), *val, **str = NULL;
+	uint64_t *num = NULL;
+
+	(void)s;
+	if (!eq || eq == line)
+		return 0;
+	*eq = '\0';
+	val = eq + 1;
+	if (meta__unescape(val) < 0)
+		return 0;
+	if (!strcmp(line, "hello") || !strcmp(line, "gap"))
+		return agent_list_line(g, line, val);
+	if (!strcmp(line, "kernel_release"))
+		str = &g->kernel_release;
+	else if (!strcmp(line, "kernel_build_id"))
+		str = &g->kernel_build_id;
+	else if (!strcmp(line, "incarnations"))
+		num = &g->incarnations;
+	else if (!strcmp(line, "agent_version"))
+		num = &g->version;
+	else if (!strcmp(line, "agent_dropped_frames"))
+		num = &g->dropped_frames;
+	else if (!strcmp(line, "agent_lost_records"))
+		num = &g->lost_records;
+	else if (!strcmp(line, "hellos_dropped"))
+		num = &g->hellos_dropped;
+	else if (!strcmp(line, "gaps_dropped"))
+		num = &g->gaps_dropped;
+	if (str) {
+		char *v;
+
+		if (str == &g->kernel_build_id && !strcmp(val, "-"))
+			return 1;
+		v = strdup(val);
+		if (!v)
+			return -ENOMEM;
+		free(*str);
+		*str = v;
+	} else if (num) {
+		uint64_t v;
+
+		if (parse_u64(val, 10, &v))
+			return 0;
+		/* The daemon's count of what it did not list comes on top of ours. */
+		*num = num == &g->hellos_dropped || num == &g->gaps_dropped ? sat_add(*num, v) : v;
+		if (num == &g->version)
+			g->has_version = true;
+	}
+	return 1;
+}
+
 static int read_domain_meta(struct pp_session *s, struct pp_domain *pd)
 {
 	uint64_t bad = 0;
@@ -1009,6 +1136,16 @@ static int read_domain_meta(struct pp_session *s, struct pp_domain *pd)
 	r = for_each_line(s, s->dirfd, path, wait_line, pd, &bad);
 	if (r == 0)
 		pd->has_wait = true;
+	else if (r != -ENOENT && r != -ENOMEM)
+		r = pp_session__note(s, "%s: %s", path, strerror(-r));
+	free(path);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (asprintf(&path, "%s/meta/agent", pd->dir) < 0)
+		return -ENOMEM;
+	r = for_each_line(s, s->dirfd, path, agent_line, &pd->agent, &bad);
+	if (r == 0)
+		pd->agent.has = true;
 	else if (r != -ENOENT && r != -ENOMEM)
 		r = pp_session__note(s, "%s: %s", path, strerror(-r));
 	free(path);

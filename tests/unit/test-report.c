@@ -559,6 +559,106 @@ static void test_empty_and_not_a_session(void **state)
 	assert_int_equal(report__load(&o, &r, err, sizeof(err)), -ENOENT);
 }
 
+/*
+ * Guest agents (meta/agent): one summary line per domain in text, every gap
+ * and hello in JSON; a malformed line is counted, not trusted.
+ */
+static void test_agent(void **state)
+{
+	static const char script[] =
+		"import json,sys\n"
+		"d = json.load(open(sys.argv[1], encoding=\"utf-8\"))\n"
+		"dom = {x[\"domain\"]: x for x in d[\"domains\"]}\n"
+		"assert \"agent\" not in dom[\"host\"], dom\n"
+		"assert \"agent\" not in dom[\"plain\"], dom\n"
+		"assert dom[\"web1\"][\"agent\"] == {\"incarnations\": 2, "
+		"\"kernel_release\": \"6.12.0-web\\tx\", "
+		"\"kernel_build_id\": \"abcdef0123456789abcdef0123456789abcdef01\", "
+		"\"agent_version\": 1, \"dropped_frames\": 12, \"lost_records\": 0, "
+		"\"hellos_not_listed\": 0, \"gaps_not_listed\": 0, "
+		"\"hellos\": [{\"ns\": 1000000000, \"incarnation\": \"0000000000000001\"}, "
+		"{\"ns\": 6500000000, \"incarnation\": \"00000000000000a2\"}], "
+		"\"gaps\": [{\"start_ns\": 2000000000, \"end_ns\": 4000000000, \"start_s\": 1.0, "
+		"\"duration_s\": 2.0, \"frames_lost\": 2, \"reason\": \"reconnect\"}, "
+		"{\"start_ns\": 6000000000, \"end_ns\": 7200000000, \"start_s\": 5.0, "
+		"\"duration_s\": 1.2, \"frames_lost\": 3, \"reason\": \"restart\"}]}, "
+		"dom[\"web1\"][\"agent\"]\n"
+		"a = dom[\"db\"][\"agent\"]\n"
+		"assert a[\"incarnations\"] == 1 and a[\"gaps\"] == [] and a[\"lost_records\"] == "
+		"1, a\n"
+		"assert \"kernel_release\" not in a and \"kernel_build_id\" not in a, a\n"
+		"assert a[\"gaps_not_listed\"] == 4, a\n";
+	char dir[] = "/tmp/dp-test-report-agent-XXXXXX", cmd[128];
+	struct report_opts o = {0};
+	char *out;
+	int dfd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	put_meta(dfd, "meta/session",
+		 "domprof-session 1\nstart_ns=1000000000\nend_ns=11000000000\nncpus=2\n"
+		 "timer_mode=1\nseparate=none\ncomplete=1\n");
+	put_meta(dfd, "meta/events", "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n");
+	put_meta(dfd, "meta/stats", "samples=30\ndropped=13\n");
+	put_samples(dfd, "samples/current/" IMG(VMLX) TAILC, 1, 250000,
+		    (const uint64_t[]){0x10, 10}, 1);
+	put_samples(dfd, "domains/web1/samples/current/" IMG(GU) TAILC, 0, 250000,
+		    (const uint64_t[]){0x401000, 10}, 1);
+	put_meta(dfd, "domains/web1/meta/domain",
+		 "name=web1\nuuid=-\nsource=libvirt\naccel=kvm\ntainted=0\npid=500\n"
+		 "started_ns=1000000000\nlife=1000000000 started\n");
+	put_meta(dfd, "domains/web1/meta/agent",
+		 "incarnations=2\nkernel_release=6.12.0-web%09x\n"
+		 "kernel_build_id=abcdef0123456789abcdef0123456789abcdef01\nagent_version=1\n"
+		 "agent_dropped_frames=12\nagent_lost_records=0\n"
+		 "hello=1000000000 0000000000000001\nhello=6500000000 00000000000000a2\n"
+		 "gap=2000000000 4000000000 2 reconnect\n"
+		 "gap=6000000000 7200000000 3 restart\n");
+	put_samples(dfd, "domains/db/samples/current/" IMG(GK) TAILC, 0, 250000,
+		    (const uint64_t[]){0x10, 5}, 1);
+	/* no meta/domain: the agent line still says what it knows */
+	put_meta(dfd, "domains/db/meta/agent",
+		 "incarnations=1\nagent_dropped_frames=0\nagent_lost_records=1\n"
+		 "kernel_build_id=-\ngaps_dropped=4\n"
+		 "gap=5 4 1 silent\nhello=1 xyz\ngap=1 2 3\n");
+	put_samples(dfd, "domains/plain/samples/current/" IMG(GK) TAILC, 0, 250000,
+		    (const uint64_t[]){0x10, 5}, 1);
+	put_meta(dfd, "domains/plain/meta/domain", "name=plain\nsource=libvirt\naccel=kvm\n");
+	close(dfd);
+
+	o.session_dir = dir;
+	out = run_report(&o, REPORT_TEXT);
+	assert_non_null(strstr(out,
+			       "\nDomain web1: agent: 2 incarnations (kernel 6.12.0-web\\x09x, "
+			       "build-id abcdef012345...); gaps: 2 (3.2 s, 5 frames lost); "
+			       "12 frames dropped by the agent\n"));
+	assert_non_null(strstr(out, "\nDomain db: agent: 1 incarnation; gaps: 4 (0.0 s, 0 frames "
+				    "lost; 4 not listed); 1 perf record lost in the guest\n"));
+	assert_non_null(strstr(out, "Note: domains/db: 3 malformed metadata lines skipped\n"));
+	assert_null(strstr(out, "Domain plain"));
+	free(out);
+
+	/* --domain: only that domain's line */
+	o.domain = "db";
+	out = run_report(&o, REPORT_TEXT);
+	assert_non_null(strstr(out, "\nDomain db: agent: "));
+	assert_null(strstr(out, "Domain web1"));
+	free(out);
+	o.domain = NULL;
+
+	if (system("command -v python3 >/dev/null")) {
+		print_message("# skipping the JSON half: python3 is not installed\n");
+	} else {
+		out = run_report(&o, REPORT_JSON);
+		assert_int_equal(python_check(out, script), 0);
+		free(out);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -572,6 +672,7 @@ int main(void)
 		cmocka_unit_test(test_domain_table_text),
 		cmocka_unit_test(test_domain_table_json),
 		cmocka_unit_test(test_domain_table_pair),
+		cmocka_unit_test(test_agent),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);
