@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +34,29 @@ struct vcpu_track {
 	bool seen;		  /* marks threads still listed, during an update */
 };
 
+/* A discovery event copied out of vmm/, for the record loop to take. */
+struct qevent {
+	enum vmm_event_type type;
+	uint64_t time_ns;
+	struct vmm_domain dom; /* threads: our own copy */
+	struct qevent *next;
+};
+
 struct rdomains {
+	/*
+	 * vmm/ is polled by a thread of its own: libvirt calls block for as
+	 * long as libvirtd takes to start or destroy a domain (seconds), and
+	 * the record loop must keep draining the rings meanwhile.
+	 */
 	struct vmm *vmm;
+	pthread_t poller;
+	bool poller_running;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;
+	struct qevent *qhead, **qtail;
+	int qerr;
+	char notice[256];
 	struct hostsync *hs;
 	const char *procfs;
 	char *const *only; /* --domains NAME,...; NULL = all */
@@ -279,6 +302,104 @@ static void on_event(const struct vmm_event *ev, void *arg)
 		rd->err = ret;
 }
 
+/* In the poller thread (or before it starts): copy each event into the queue. */
+static void queue_event(const struct vmm_event *ev, void *arg)
+{
+	struct rdomains *rd = arg;
+	struct qevent *q = calloc(1, sizeof(*q));
+
+	if (q) {
+		q->type = ev->type;
+		q->time_ns = ev->time_ns;
+		q->dom = *ev->dom;
+		q->dom.threads = NULL;
+		if (ev->dom->nthreads) {
+			q->dom.threads = malloc(ev->dom->nthreads * sizeof(*q->dom.threads));
+			if (q->dom.threads)
+				memcpy(q->dom.threads, ev->dom->threads,
+				       ev->dom->nthreads * sizeof(*q->dom.threads));
+			else
+				q->dom.nthreads = 0;
+		}
+	}
+	pthread_mutex_lock(&rd->mu);
+	if (q) {
+		*rd->qtail = q;
+		rd->qtail = &q->next;
+	} else if (!rd->qerr) {
+		rd->qerr = -ENOMEM;
+	}
+	pthread_mutex_unlock(&rd->mu);
+}
+
+static void *poller_main(void *arg)
+{
+	struct rdomains *rd = arg;
+
+	pthread_mutex_lock(&rd->mu);
+	while (!rd->stop) {
+		struct timespec until;
+
+		pthread_mutex_unlock(&rd->mu);
+		vmm__poll(rd->vmm, queue_event, rd);
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += 250 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&rd->mu);
+		while (!rd->stop && pthread_cond_timedwait(&rd->cv, &rd->mu, &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&rd->mu);
+	return NULL;
+}
+
+static void poller_stop(struct rdomains *rd)
+{
+	if (!rd->poller_running)
+		return;
+	pthread_mutex_lock(&rd->mu);
+	rd->stop = true;
+	pthread_cond_signal(&rd->cv);
+	pthread_mutex_unlock(&rd->mu);
+	pthread_join(rd->poller, NULL);
+	rd->poller_running = false;
+}
+
+static void qevent__free(struct qevent *q)
+{
+	free(q->dom.threads);
+	free(q);
+}
+
+/* Take the queued events in the record loop's thread. */
+static int drain(struct rdomains *rd)
+{
+	struct qevent *q, *next;
+	int err;
+
+	pthread_mutex_lock(&rd->mu);
+	q = rd->qhead;
+	rd->qhead = NULL;
+	rd->qtail = &rd->qhead;
+	err = rd->qerr;
+	rd->qerr = 0;
+	pthread_mutex_unlock(&rd->mu);
+	for (; q; q = next) {
+		struct vmm_event ev = {.type = q->type, .time_ns = q->time_ns, .dom = &q->dom};
+
+		next = q->next;
+		on_event(&ev, rd);
+		qevent__free(q);
+	}
+	if (!err)
+		err = rd->err;
+	rd->err = 0;
+	return err;
+}
+
 int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly,
 		  enum guest_sampling sampling, uint32_t agent_freq, struct hostsync *hs,
 		  struct rdomains **out, char *errbuf, size_t errlen)
@@ -301,19 +422,30 @@ int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly
 		free(rd);
 		return ret;
 	}
+	pthread_mutex_init(&rd->mu, NULL);
+	pthread_cond_init(&rd->cv, NULL);
+	rd->qtail = &rd->qhead;
 	ret = vmm__new(opts, &rd->vmm, errbuf, errlen);
 	if (ret < 0) {
-		ragents__free(rd->agents);
-		free(rd);
+		rdomains__free(rd);
 		return ret;
 	}
+	snprintf(rd->notice, sizeof(rd->notice), "%s", vmm__notice(rd->vmm));
+	/* The domains running now are queued before the recording starts. */
+	vmm__poll(rd->vmm, queue_event, rd);
+	ret = -pthread_create(&rd->poller, NULL, poller_main, rd);
+	if (ret < 0) {
+		rdomains__free(rd);
+		return ret;
+	}
+	rd->poller_running = true;
 	*out = rd;
 	return 0;
 }
 
 const char *rdomains__notice(const struct rdomains *rd)
 {
-	return rd ? vmm__notice(rd->vmm) : "";
+	return rd ? rd->notice : "";
 }
 
 int rdomains__poll(struct rdomains *rd, uint64_t now, struct dp_words *out)
@@ -321,13 +453,18 @@ int rdomains__poll(struct rdomains *rd, uint64_t now, struct dp_words *out)
 	int ret;
 
 	rd->out = out;
-	ret = vmm__poll(rd->vmm, on_event, rd);
-	if (ret >= 0 && rd->err)
-		ret = rd->err;
-	rd->err = 0;
+	ret = drain(rd);
 	if (ret >= 0)
 		ret = sample_waits(rd, now, false);
 	return ret;
+}
+
+int rdomains__final_poll(struct rdomains *rd, uint64_t now, struct dp_words *out)
+{
+	/* The recording is over: one last look, waiting for libvirt is fine now. */
+	poller_stop(rd);
+	vmm__poll(rd->vmm, queue_event, rd);
+	return rdomains__poll(rd, now, out);
 }
 
 int rdomains__sample_waits(struct rdomains *rd, uint64_t now, struct dp_words *out)
@@ -356,6 +493,15 @@ void rdomains__free(struct rdomains *rd)
 {
 	if (!rd)
 		return;
+	poller_stop(rd);
+	while (rd->qhead) {
+		struct qevent *q = rd->qhead;
+
+		rd->qhead = q->next;
+		qevent__free(q);
+	}
+	pthread_cond_destroy(&rd->cv);
+	pthread_mutex_destroy(&rd->mu);
 	ragents__free(rd->agents);
 	vmm__free(rd->vmm);
 	free(rd->vt);

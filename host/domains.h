@@ -20,6 +20,8 @@ int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly
 const char *rdomains__notice(const struct rdomains *rd);
 /* Discovery changes and vCPU run delays since the last call, as words into out. */
 int rdomains__poll(struct rdomains *rd, uint64_t now, struct dp_words *out);
+/* The recording is over: stop the discovery thread and look one last time. */
+int rdomains__final_poll(struct rdomains *rd, uint64_t now, struct dp_words *out);
 /* vCPU run delays only (cheap: one small read per vCPU thread). */
 int rdomains__sample_waits(struct rdomains *rd, uint64_t now, struct dp_words *out);
 /*

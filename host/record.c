@@ -291,7 +291,7 @@ static int finish(struct record *r, char *errbuf, size_t errlen)
 	collector__stop(r->col);
 	if (r->rd) {
 		/* A last look, so a domain found late still gets its held samples. */
-		ret = rdomains__poll(r->rd, collector__now(), &r->out);
+		ret = rdomains__final_poll(r->rd, collector__now(), &r->out);
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "finding domains: %s", strerror(-ret));
 	}
