@@ -18,8 +18,13 @@
 # The guest's /init mounts proc, sys and dev, loads the virtio modules the
 # kernel builds as modules, runs the command of `domprof.run=CMD` or
 # `domprof.run="CMD ARGS"` on the kernel command line with its output on the
-# console, and powers off when it ends (no domprof.run: it idles). It prints
+# console, and powers off when it ends (no domprof.run: it idles). With
+# `domprof.agent=1` (or `domprof.agent="ARGS"`) and /bin/domprof-agent in the
+# image it starts the agent in the background first (/bin/agentctl start;
+# `agentctl stop [SIGNAL]`, `agentctl start` and `agentctl stat` in a --run
+# command control it). It prints
 #   domprof-guest: up                   once mounted
+#   domprof-guest: agent started PID    (agentctl; also "agent stopped PID")
 #   domprof-guest: running CMD          just before starting CMD
 #   domprof-guest: exit N               when CMD ended (then power-off)
 #
@@ -158,15 +163,26 @@ init_script() {
 	fi
 	echo "domprof-guest: up"
 	cmdline=$(cat /proc/cmdline)
-	case $cmdline in
-	*'domprof.run="'*)
-		run=${cmdline#*domprof.run=\"}
-		run=${run%%\"*} ;;
-	*domprof.run=*)
-		run=${cmdline#*domprof.run=}
-		run=${run%% *} ;;
-	*) run= ;;
-	esac
+	# param NAME: the value of NAME=VALUE or NAME="VALUE" on the command line.
+	param() {
+		case $cmdline in
+		*" $1=\""* | "$1=\""*)
+			v=${cmdline#*$1=\"}
+			echo "${v%%\"*}" ;;
+		*" $1="* | "$1="*)
+			v=${cmdline#*$1=}
+			echo "${v%% *}" ;;
+		esac
+	}
+	run=$(param domprof.run)
+	# domprof.agent=1 (or ="ARGS"): the agent runs in the background from
+	# before the command (agentctl stops, kills and starts it again).
+	agent=$(param domprof.agent)
+	if [ -n "$agent" ] && [ -x /bin/domprof-agent ]; then
+		[ "$agent" = 1 ] && agent=
+		echo "$agent" >/run/domprof-agent.args
+		/bin/agentctl start
+	fi
 	if [ -n "$run" ]; then
 		echo "domprof-guest: running $run"
 		sh -c "$run"
@@ -179,8 +195,62 @@ init_script() {
 	EOF
 }
 
+# /bin/agentctl: the guest's control of its agent, for the tests' --run
+# commands (the agent's output goes to the console).
+agentctl_script() {
+	cat <<-\EOF
+	#!/bin/sh
+	# agentctl start | stop [SIGNAL] | stat
+	#   start  start /bin/domprof-agent in the background (arguments from
+	#          /run/domprof-agent.args); prints "domprof-guest: agent started PID"
+	#   stop   send SIGNAL (default TERM) and wait until it is gone; prints
+	#          "domprof-guest: agent stopped PID"
+	#   stat   "domprof-guest: agent cpu PID UTIME STIME TICKS_PER_S RUN_NS UPTIME"
+	pidf=/run/domprof-agent.pid
+	pid=$(cat $pidf 2>/dev/null)
+	alive() {
+		[ -n "$pid" ] && [ -e /proc/$pid/stat ] &&
+			[ "$(sed 's/.*) //' /proc/$pid/stat | cut -d' ' -f1)" != Z ]
+	}
+	case $1 in
+	start)
+		if alive; then
+			echo "domprof-guest: agent already running $pid"
+			exit 0
+		fi
+		/bin/domprof-agent $(cat /run/domprof-agent.args 2>/dev/null) \
+			</dev/null >/dev/console 2>&1 &
+		echo $! >$pidf
+		echo "domprof-guest: agent started $!"
+		;;
+	stop)
+		alive || { echo "domprof-guest: agent not running"; exit 1; }
+		kill -"${2:-TERM}" "$pid"
+		n=0
+		while alive && [ $n -lt 100 ]; do
+			sleep 0.1
+			n=$((n + 1))
+		done
+		alive && { echo "domprof-guest: agent $pid does not stop"; exit 1; }
+		echo "domprof-guest: agent stopped $pid"
+		;;
+	stat)
+		alive || { echo "domprof-guest: agent not running"; exit 1; }
+		set -- $(sed 's/.*) //' /proc/$pid/stat)
+		run=$(cut -d' ' -f1 /proc/$pid/schedstat 2>/dev/null)
+		echo "domprof-guest: agent cpu $pid ${12} ${13} 100 ${run:-0} $(cut -d' ' -f1 /proc/uptime)"
+		;;
+	*)
+		echo "usage: agentctl start | stop [SIGNAL] | stat" >&2
+		exit 2
+		;;
+	esac
+	EOF
+}
+
 key=$({
 	init_script
+	agentctl_script
 	echo "kernel $(cat "$kdir/version")"
 	(cd "$kdir/modules" 2>/dev/null && sha256sum ./* 2>/dev/null)
 	sha256sum "$busybox" | cut -d' ' -f1
@@ -211,6 +281,8 @@ if [ ! -s "$initrd" ]; then
 	fi
 	init_script >"$stage/init"
 	chmod 755 "$stage/init"
+	agentctl_script >"$stage/bin/agentctl"
+	chmod 755 "$stage/bin/agentctl"
 	if command -v cpio >/dev/null 2>&1; then
 		cpio_cmd="cpio --quiet -o -H newc"
 	else

@@ -14,7 +14,7 @@
 # whose test died without cleaning up (kill -9). Give guests names with the
 # test's number: scripts run in parallel.
 #
-# Prerequisites for test_require: LIBVIRT, QEMU, GUEST_KERNEL, KVM_MINI.
+# Prerequisites for test_require: LIBVIRT, QEMU, GUEST_KERNEL, KVM_MINI, AGENT.
 
 GUEST_PREFIX=domprof-test-
 GUEST_URI=${GUEST_URI:-qemu:///system}
@@ -66,6 +66,15 @@ prereq_KVM_MINI() {
 
 # The workloads built into every guest's /bin (static check_PROGRAMS).
 GUEST_ADD=${GUEST_ADD:-}
+# The guest agent and the agent tests' programs, in every guest when built.
+GUEST_AGENT_BINS="$top_builddir/guest/domprof-agent $guest_builddir/gsplit-a \
+$guest_builddir/gsplit-b $guest_builddir/hostile-agent"
+
+prereq_AGENT() {
+	for a in $GUEST_AGENT_BINS; do
+		[ -x "$a" ] || { echo "${a#"$top_builddir/"} is not built (make check builds it)"; return 1; }
+	done
+}
 
 # guest__build: build or reuse the cached guest; sets GUEST_KERNEL, GUEST_INITRD.
 guest__build() {
@@ -78,6 +87,10 @@ guest__build() {
 		}
 	done
 	set -- --add "$guest_builddir/busy"
+	# The agent and its workloads when they are built (prereq_AGENT).
+	for a in $GUEST_AGENT_BINS; do
+		[ -x "$a" ] && set -- "$@" --add "$a"
+	done
 	for a in $GUEST_ADD; do
 		set -- "$@" --add "$a"
 	done
@@ -112,16 +125,21 @@ guest__owner() {
 }
 
 # guest_define NAME --vcpus N [--pin CPUSET] [--run "CMD"] [--memory MB]
-#              [--agent-socket PATH] [--plugin FILE[,ARG=V...]] [--cmdline "ARGS"]
-#              [--no-start]
+#              [--agent-socket PATH] [--agent] [--plugin FILE[,ARG=V...]]
+#              [--cmdline "ARGS"] [--on-reboot destroy|restart] [--no-start]
 # Defines domain domprof-test-NAME (TCG, direct kernel boot of the cached
 # guest, serial console in $TEST_DIR/NAME.console.log) and starts it unless
 # --no-start. --pin pins every vCPU to CPUSET (libvirt syntax: "1", "0-1").
+# --agent starts /bin/domprof-agent in the guest before the --run command
+# (domprof.agent=1; needs --agent-socket for its channel). --on-reboot
+# restart: a reboot of the guest (`echo b >/proc/sysrq-trigger`) boots it
+# again in the same QEMU process (default: the domain is destroyed).
 guest_define() {
 	[ $# -ge 1 ] || { echo "guest_define: NAME missing" >&2; return 1; }
 	g_name=$(guest_name "$1")
 	shift
 	g_vcpus=1 g_pin='' g_run='' g_mem=128 g_sock='' g_plugin='' g_extra='' g_start=1
+	g_reboot=destroy
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--vcpus) g_vcpus=$2; shift 2 ;;
@@ -131,12 +149,18 @@ guest_define() {
 		--agent-socket) g_sock=$2; shift 2 ;;
 		--plugin) g_plugin=$2; shift 2 ;;
 		--cmdline) g_extra=$2; shift 2 ;;
+		--agent) g_extra="$g_extra domprof.agent=1"; shift ;;
+		--on-reboot) g_reboot=$2; shift 2 ;;
 		--no-start) g_start=; shift ;;
 		*) echo "guest_define: unknown option $1" >&2; return 1 ;;
 		esac
 	done
 	case $g_vcpus in
 	'' | *[!0-9]*) echo "guest_define: --vcpus needs a number" >&2; return 1 ;;
+	esac
+	case $g_reboot in
+	destroy | restart) ;;
+	*) echo "guest_define: --on-reboot wants destroy or restart" >&2; return 1 ;;
 	esac
 	case $g_run in
 	*'"'*) echo "guest_define: --run cannot contain a double quote" >&2; return 1 ;;
@@ -183,7 +207,7 @@ guest_define() {
 		echo "  </os>"
 		echo "  <features><acpi/><apic/></features>"
 		echo "  <on_poweroff>destroy</on_poweroff>"
-		echo "  <on_reboot>destroy</on_reboot>"
+		echo "  <on_reboot>$g_reboot</on_reboot>"
 		echo "  <on_crash>destroy</on_crash>"
 		echo "  <devices>"
 		echo "    <serial type='file'><source path='$(guest__xml_escape "$g_log")'/><target port='0'/></serial>"

@@ -1,0 +1,45 @@
+# tests/t/t22-lib.sh: helpers of the guest agent acceptance tests (t22*.sh).
+# Source it after tests/lib.sh, tests/guest/guest-lib.sh and tests/t/t21-lib.sh.
+
+# build_id FILE: the hex build-id of an ELF file (empty when it has none).
+build_id() {
+	LC_ALL=C readelf -nW "$1" 2>/dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p' | head -n 1
+}
+
+# check_shares CSV IMAGE_REGEX MIN TOL SYMBOL=PERCENT...: the symbols' shares
+# of the samples of the images matching IMAGE_REGEX (a report csv) are within
+# TOL points of PERCENT each, with at least MIN samples of those images.
+check_shares() {
+	cs_csv=$1 cs_img=$2 cs_min=$3 cs_tol=$4
+	shift 4
+	cs_total=$(csv_sum "$cs_csv" "image~$cs_img")
+	echo "samples of $cs_img: ${cs_total:-0} (at least $cs_min wanted)"
+	[ "${cs_total:-0}" -ge "$cs_min" ] || return 1
+	cs_bad=0
+	for cs_p in "$@"; do
+		cs_sym=${cs_p%%=*} cs_want=${cs_p#*=}
+		cs_n=$(csv_sum "$cs_csv" "image~$cs_img" "symbol=$cs_sym")
+		cs_share=$(awk -v n="${cs_n:-0}" -v t="$cs_total" 'BEGIN { printf "%.2f", 100 * n / t }')
+		if within "$cs_share" "$cs_want" "$cs_tol"; then
+			echo "  $cs_sym: ${cs_n:-0} samples, $cs_share % (expected $cs_want +- $cs_tol)"
+		else
+			echo "  $cs_sym: ${cs_n:-0} samples, $cs_share % (expected $cs_want +- $cs_tol) <-- off"
+			cs_bad=1
+		fi
+	done
+	return $cs_bad
+}
+
+# agent_stream SESSION: the session's stream decoded by tests/t/t22-stream.py.
+agent_stream() {
+	zstd -dcq "$1/raw/events.zst" | python3 "$top_srcdir/tests/t/t22-stream.py"
+}
+
+# wait_agents_settled NAME... : each guest's agent has started and had time
+# for its initial dump (kallsyms of the guest kernel take seconds under TCG).
+wait_agents_settled() {
+	for ws_g in "$@"; do
+		guest_wait_console "$ws_g" '^domprof-guest: agent started' 90 || return 1
+	done
+	sleep "${AGENT_SETTLE:-10}"
+}
