@@ -114,7 +114,9 @@ mpid=$!
 test_at_exit "kill $mpid 2>/dev/null"
 n=0
 while ! grep -qx started mini.out && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
-dp_record record.err -a --vmm-pid "mini=$mpid" --duration 5 --session-dir s >record.out
+# 8 s: under make -j2 check the fixture may get half a CPU, and the split
+# wants at least 10000 samples.
+dp_record record.err -a --vmm-pid "mini=$mpid" --duration 8 --session-dir s >record.out
 rc=$?
 kill $mpid 2>/dev/null
 
