@@ -28,3 +28,29 @@ tests_unit_test_agentlink_SOURCES = tests/unit/test-agentlink.c
 tests_unit_test_agentlink_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_agentlink_LDADD = vmm/libdpvmm.a lib/libdpcore.a $(UNIT_LIBS)
 endif
+
+# The QEMU TCG sampling plugin (doc/tcg-plugin.md): a shared object QEMU
+# loads with -plugin, built without libtool and linked against libc only (no
+# sanitizers: it runs inside QEMU).
+tcgplugindir = $(pkglibdir)
+tcgplugin_PROGRAMS = vmm/domprof-tcg.so
+vmm_domprof_tcg_so_SOURCES = vmm/tcg-plugin.c vmm/tcg-plugin-api.h include/domprof/tcgring.h
+vmm_domprof_tcg_so_CFLAGS = $(WARN_CFLAGS) -O2 -fPIC -fvisibility=hidden
+vmm_domprof_tcg_so_LDFLAGS = -shared
+vmm_domprof_tcg_so_LDADD = -lpthread
+# Its daemon end (include/domprof/tcgring.h) and a test server around it.
+vmm_libdpvmm_a_SOURCES += vmm/tcgring.c
+noinst_PROGRAMS += vmm/tcg-dump
+vmm_tcg_dump_SOURCES = vmm/tcg-dump.c
+vmm_tcg_dump_LDADD = vmm/libdpvmm.a
+if HAVE_CMOCKA
+# The ring protocol against a fake plugin, and the real plugin dlopen()ed
+# with a fake QEMU API (the test exports it: -rdynamic).
+check_PROGRAMS += tests/unit/test-tcgring
+TESTS += tests/unit/test-tcgring
+tests_unit_test_tcgring_SOURCES = tests/unit/test-tcgring.c
+tests_unit_test_tcgring_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tcgring_LDFLAGS = -rdynamic
+tests_unit_test_tcgring_LDADD = vmm/libdpvmm.a -ldl -lpthread $(UNIT_LIBS)
+EXTRA_tests_unit_test_tcgring_DEPENDENCIES = vmm/domprof-tcg.so
+endif
