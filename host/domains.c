@@ -71,7 +71,6 @@ struct rdomains {
 	struct ragents *agents;
 	enum guest_sampling sampling;
 	uint32_t agent_freq;
-	uint64_t now;
 };
 
 /* Read "run_ns wait_ns slices" of one thread; -errno when it is gone. */
@@ -198,9 +197,21 @@ static int track(struct rdomains *rd, const struct vmm_domain *d, const struct v
 	return 0;
 }
 
-/* Emit one VCPU_WAIT per thread whose counters moved; drop threads that are gone. */
-static int sample_waits(struct rdomains *rd, uint64_t now, bool all)
+static uint64_t monotonic_ns(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Emit one VCPU_WAIT per thread whose counters moved; drop threads that are
+ * gone. The time is read here, next to the counters it dates.
+ */
+static int sample_waits(struct rdomains *rd, bool all)
+{
+	uint64_t now = monotonic_ns();
 	size_t j = 0;
 	int ret = 0;
 
@@ -455,7 +466,7 @@ int rdomains__poll(struct rdomains *rd, uint64_t now, struct dp_words *out)
 	rd->out = out;
 	ret = drain(rd);
 	if (ret >= 0)
-		ret = sample_waits(rd, now, false);
+		ret = sample_waits(rd, false);
 	return ret;
 }
 
@@ -465,12 +476,6 @@ int rdomains__final_poll(struct rdomains *rd, uint64_t now, struct dp_words *out
 	poller_stop(rd);
 	vmm__poll(rd->vmm, queue_event, rd);
 	return rdomains__poll(rd, now, out);
-}
-
-int rdomains__sample_waits(struct rdomains *rd, uint64_t now, struct dp_words *out)
-{
-	rd->out = out;
-	return sample_waits(rd, now, false);
 }
 
 int rdomains__agents(struct rdomains *rd, uint64_t now, uint64_t horizon, struct dp_words *out,

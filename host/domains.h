@@ -22,8 +22,6 @@ const char *rdomains__notice(const struct rdomains *rd);
 int rdomains__poll(struct rdomains *rd, uint64_t now, struct dp_words *out);
 /* The recording is over: stop the discovery thread and look one last time. */
 int rdomains__final_poll(struct rdomains *rd, uint64_t now, struct dp_words *out);
-/* vCPU run delays only (cheap: one small read per vCPU thread). */
-int rdomains__sample_waits(struct rdomains *rd, uint64_t now, struct dp_words *out);
 /*
  * The guest agents: their words up to horizon into out; *wrote when any
  * (the host's sync stage must then restate its context).
