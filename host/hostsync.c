@@ -16,6 +16,7 @@
 
 #include "domprof/hash.h"
 #include "domprof/hostsync.h"
+#include "domprof/passive.h"
 #include "host/internal.h"
 
 #define HS_CPU_MAX 4096 /* CPU numbers taken from records are bounded by this */
@@ -41,6 +42,24 @@ struct hs_dom {
 	uint8_t accel; /* enum dp_domain_accel */
 };
 
+/*
+ * Deciding scores every candidate slide against every pc kept: try after
+ * this many pending samples, then after twice as many each time, so a guest
+ * that never gives enough pcs costs little.
+ */
+#define HS_PASSIVE_FIRST_TRY 512
+#define HS_PASSIVE_MAX_EVERY (1u << 20)
+
+/* A passive domain (doc/passive.md): not ours, the caller's. */
+struct hs_passive {
+	uint32_t domain;
+	struct passive_domain *pd;
+	struct hs_image *kimg; /* its KERNEL image, once announced */
+	uint64_t since, every; /* pending samples since the last try, and how many between tries */
+	int refused;	       /* -ENOEXEC once a try refused the image */
+	char msg[512];	       /* that try's message */
+};
+
 struct hostsync {
 	struct hostsync_opts opts;
 	struct hostsync_stats st;
@@ -64,6 +83,9 @@ struct hostsync {
 	/* Which processes are domains' VMMs: open addressing by tgid, 0 = empty. */
 	struct hs_dom *doms;
 	size_t ndoms, domsize;
+
+	struct hs_passive *passive;
+	size_t npassive;
 
 	/* What the words emitted so far have set. */
 	bool have_cpu, have_task, have_image, have_time, have_dom;
@@ -146,6 +168,7 @@ void hostsync__free(struct hostsync *hs)
 	free(hs->heap);
 	free(hs->ids);
 	free(hs->doms);
+	free(hs->passive);
 	kernel__fini(&hs->kernel);
 	procs__fini(&hs->procs);
 	images__fini(&hs->images);
@@ -203,6 +226,39 @@ int hostsync__set_domain(struct hostsync *hs, uint32_t tgid, uint32_t domain,
 	}
 	e->domain = domain;
 	e->accel = (uint8_t)accel;
+	return 0;
+}
+
+static struct hs_passive *passive_find(const struct hostsync *hs, uint32_t domain)
+{
+	for (size_t i = 0; i < hs->npassive; i++)
+		if (hs->passive[i].domain == domain)
+			return &hs->passive[i];
+	return NULL;
+}
+
+int hostsync__set_passive(struct hostsync *hs, uint32_t domain, struct passive_domain *pd)
+{
+	struct hs_passive *e = passive_find(hs, domain), *v;
+
+	if (!pd) {
+		if (e)
+			*e = hs->passive[--hs->npassive];
+		return 0;
+	}
+	if (!e) {
+		if (hs->npassive >= HOSTSYNC_MAX_PASSIVE)
+			return -ENOSPC;
+		v = realloc(hs->passive, (hs->npassive + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		hs->passive = v;
+		e = &hs->passive[hs->npassive++];
+	}
+	memset(e, 0, sizeof(*e));
+	e->domain = domain;
+	e->pd = pd;
+	e->every = HS_PASSIVE_FIRST_TRY;
 	return 0;
 }
 
@@ -854,6 +910,132 @@ static bool is_code_buffer(const struct hs_image *img)
 	return img && img->kind == DP_IMAGE_ANON && img->name[0] != '[';
 }
 
+/*
+ * A passive domain became ready: its image as the domain's KERNEL image and
+ * its symbols at the slide, as KSYM records of the domain (the daemon writes
+ * them to domains/D/meta/kallsyms, where the report resolves the image).
+ */
+static int passive_announce(struct hostsync *hs, struct hs_passive *e, struct dp_words *out)
+{
+	const struct passive_image *pi = passive_domain__image(e->pd);
+	uint64_t slide = (uint64_t)passive_domain__slide(e->pd), start, end, args[3];
+	bool have_stext = false;
+	const uint8_t *bid;
+	size_t bid_len;
+	int ret;
+
+	passive_image__text_range(pi, &start, &end);
+	e->kimg = images__special(&hs->images, DP_IMAGE_KERNEL, passive_image__name(pi),
+				  start + slide, end + slide);
+	if (!e->kimg)
+		return -ENOMEM;
+	bid_len = passive_image__build_id(pi, &bid);
+	if (!e->kimg->defined && bid && bid_len && bid_len <= DP_BUILD_ID_MAX) {
+		memcpy(e->kimg->bid, bid, bid_len);
+		e->kimg->bid_len = (uint8_t)bid_len;
+	}
+	ret = switch_domain(hs, out, e->domain);
+	if (ret >= 0)
+		ret = images__define(&hs->images, e->kimg, out);
+	for (size_t i = 0; ret >= 0 && i < passive_image__nsyms(pi); i++) {
+		const char *name;
+		uint64_t addr, size;
+
+		if (passive_image__sym(pi, i, &addr, &size, &name) < 0)
+			break;
+		have_stext = have_stext || !strcmp(name, "_stext");
+		args[0] = addr + slide;
+		args[1] = size;
+		args[2] = 't';
+		ret = dp_words__record_str(out, DP_CODE_KSYM, args, 3, name,
+					   strnlen(name, PASSIVE_MAX_NAME));
+	}
+	/* The report places a KERNEL image's offsets from the domain's _stext. */
+	if (ret >= 0 && !have_stext) {
+		args[0] = start + slide;
+		args[1] = 0;
+		args[2] = 'T';
+		ret = dp_words__record_str(out, DP_CODE_KSYM, args, 3, "_stext", 6);
+	}
+	return ret;
+}
+
+static int passive_try(struct hostsync *hs, struct hs_passive *e, bool final, struct dp_words *out,
+		       char *errbuf, size_t errlen)
+{
+	int ret;
+
+	if (e->refused) {
+		snprintf(errbuf, errlen, "%s", e->msg);
+		return e->refused;
+	}
+	ret = passive_domain__decide(e->pd, final, errbuf, errlen);
+	if (ret == -ENOEXEC) {
+		e->refused = ret;
+		snprintf(e->msg, sizeof(e->msg), "%s", errbuf);
+		return ret;
+	}
+	if (ret < 0)
+		return ret;
+	if (!e->kimg) {
+		ret = passive_announce(hs, e, out);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int hostsync__passive_decide(struct hostsync *hs, uint32_t domain, bool final, struct dp_words *out,
+			     char *errbuf, size_t errlen)
+{
+	struct hs_passive *e = passive_find(hs, domain);
+
+	if (errlen)
+		errbuf[0] = '\0';
+	if (!e)
+		return -ENOENT;
+	return passive_try(hs, e, final, out, errbuf, errlen);
+}
+
+/* A guest pc of a passive domain: its image, or a generic class. */
+static int passive_sample(struct hostsync *hs, struct hs_passive *e, uint64_t ip, uint32_t mode,
+			  struct hs_image **img, uint64_t *offset, struct dp_words *out)
+{
+	bool kernel_mode = mode == DP_MODE_GUEST_KERNEL;
+	struct passive_classification c;
+	int ret;
+
+	if (passive_domain__state(e->pd) == PASSIVE_PENDING) {
+		passive_domain__observe(e->pd, ip, kernel_mode);
+		if (++e->since >= e->every) {
+			char msg[512];
+
+			e->since = 0;
+			if (e->every < HS_PASSIVE_MAX_EVERY)
+				e->every *= 2;
+			ret = passive_try(hs, e, false, out, msg, sizeof(msg));
+			if (ret < 0 && ret != -EAGAIN && ret != -ENOEXEC)
+				return ret;
+		}
+	}
+	if (passive_domain__state(e->pd) == PASSIVE_READY && !e->kimg) {
+		ret = passive_announce(hs, e, out);
+		if (ret < 0)
+			return ret;
+	}
+	passive_domain__classify(e->pd, ip, kernel_mode, &c);
+	if (c.cls == PASSIVE_CLASS_IMAGE && e->kimg) {
+		*img = e->kimg;
+		*offset = c.offset;
+		hs->st.passive++;
+		return 0;
+	}
+	*img = images__special(&hs->images, DP_IMAGE_GUEST_CLASS,
+			       c.cls == PASSIVE_CLASS_IMAGE ? "[guest-kernel]" : c.name, 0, 0);
+	*offset = ip;
+	return *img ? 0 : -ENOMEM;
+}
+
 static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_words *out)
 {
 	struct hs_image *img = NULL, *app = NULL;
@@ -904,14 +1086,25 @@ static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_word
 		break;
 	case PERF_RECORD_MISC_GUEST_KERNEL:
 	case PERF_RECORD_MISC_GUEST_USER:
-		/* The guest pc is the key: guest images come with later issues. */
 		mode = cpumode == PERF_RECORD_MISC_GUEST_KERNEL ? DP_MODE_GUEST_KERNEL
 								: DP_MODE_GUEST_USER;
+		hs->st.guest++;
+		{
+			uint32_t d = hs->opts.guest ? hs->opts.domain : dom ? dom->domain : 0;
+			struct hs_passive *e = d ? passive_find(hs, d) : NULL;
+
+			if (e) {
+				ret = passive_sample(hs, e, s.ip, mode, &img, &offset, out);
+				if (ret < 0)
+					return ret;
+				break;
+			}
+		}
+		/* No image: the guest pc is the key of its class. */
 		img = guest_class(hs, mode);
 		if (!img)
 			return -ENOMEM;
 		offset = s.ip;
-		hs->st.guest++;
 		break;
 	default:
 		mode = s.ip >> 63 ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER;

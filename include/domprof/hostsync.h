@@ -11,6 +11,7 @@
 #ifndef DOMPROF_HOSTSYNC_H
 #define DOMPROF_HOSTSYNC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,7 @@ struct hostsync_stats {
 	uint64_t late;	       /* records older than the last flush horizon (emitted anyway) */
 	uint64_t guest;	       /* guest-mode samples */
 	uint64_t proc_skipped; /* /proc entries that vanished or were unreadable during the scan */
+	uint64_t passive;      /* guest samples resolved into a passive domain's image */
 };
 
 struct hostsync;
@@ -120,6 +122,38 @@ const struct hostsync_stats *hostsync__stats(const struct hostsync *hs);
  */
 int hostsync__set_domain(struct hostsync *hs, uint32_t tgid, uint32_t domain,
 			 enum dp_domain_accel accel);
+
+struct passive_domain;
+
+/* Passive domains one sync stage resolves at once. */
+#define HOSTSYNC_MAX_PASSIVE 256
+
+/*
+ * From now on, guest-mode samples of domain resolve against the passive
+ * domain pd (doc/passive.md) instead of going to the generic guest classes:
+ * pcs in its image go to the domain's KERNEL image passive_image__name()
+ * (offset pc - slide - start, the sample's own mode), the others to
+ * "[guest-kernel]", "[guest-modules]" or "[guest-user]" (offset the pc).
+ * While the slide is pending the sync stage feeds pd the guest pcs and tries
+ * to decide every so often (512 samples, then twice as many each time); when
+ * pd is first ready its IMAGE_DEF and a KSYM per image symbol (and "_stext"
+ * when the image has none) go into the stream after a DOMAIN_SWITCH to
+ * domain. pd is not taken over: the caller frees it after hostsync__free, or
+ * after unsetting it (pd NULL). -ENOSPC past HOSTSYNC_MAX_PASSIVE.
+ */
+int hostsync__set_passive(struct hostsync *hs, uint32_t domain, struct passive_domain *pd);
+
+/*
+ * Try to settle domain's passive slide now (final: on whatever pcs there are,
+ * at the end of the recording); once ready, its image and symbols go into
+ * out as above. 0 when ready; -EAGAIN while undecided; -ENOEXEC when the
+ * image was refused, now or by an earlier try while sampling (errbuf then
+ * holds the first refusal's message, naming image and domain); -ENODATA
+ * (final only) with no guest-kernel pcs to decide on; -ENOENT when domain has
+ * no passive domain.
+ */
+int hostsync__passive_decide(struct hostsync *hs, uint32_t domain, bool final, struct dp_words *out,
+			     char *errbuf, size_t errlen);
 
 /* Read processes from another procfs root than /proc (tests); NULL restores /proc. */
 void hostsync__set_procfs(struct hostsync *hs, const char *root);

@@ -22,6 +22,7 @@
 #include <linux/perf_event.h>
 
 #include "domprof/hostsync.h"
+#include "domprof/passive.h"
 #include "domprof/words.h"
 
 #define ST                                                                                         \
@@ -884,18 +885,253 @@ static void test_real_build_id(void **state)
 	mmap_ino = 4242;
 }
 
+/* ---- passive domains ------------------------------------------------------------------ */
+
+/* A passive domain on domain 3, the VMM process 100 (KVM), from System.map text. */
+static struct passive_domain *passive_setup(struct fx *f, const char *name, const char *map,
+					    const struct passive_domain_opts *opts)
+{
+	struct passive_image *img = NULL;
+	struct passive_domain *pd = NULL;
+	char err[256];
+
+	assert_int_equal(passive_image__load_mem(name, map, strlen(map), &img, err, sizeof(err)),
+			 0);
+	assert_int_equal(passive_domain__new("mini", img, opts, &pd), 0);
+	assert_int_equal(hostsync__set_domain(f->hs, 100, 3, DP_DOMAIN_ACCEL_KVM), 0);
+	assert_int_equal(hostsync__set_passive(f->hs, 3, pd), 0);
+	return pd;
+}
+
+/*
+ * An image that is no kernel (the KVM fixture's program) runs where it was
+ * linked: ready from the start, its functions named for guest-user samples,
+ * the other guest pcs in the generic classes.
+ */
+static void test_passive_user_image(void **state)
+{
+	static const char map[] = "0000000000401000 T mini_a\n"
+				  "0000000000401040 T mini_b\n"
+				  "0000000000401080 T mini_c\n"
+				  "00000000004010c0 T _start\n";
+	struct fx *f = *state;
+	struct passive_domain *pd = passive_setup(f, "kvm guest.map", map, NULL);
+	char err[256];
+	struct rec r;
+
+	assert_int_equal(passive_domain__state(pd), PASSIVE_READY);
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401010, 100, 101, 10, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401085, 100, 101, 11, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x7f0000001000, 100, 101, 12, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID0, 0xffffffff81000000, 100, 101, 13, 0);
+	q(f, 0, &r);
+	/* Another domain without an image keeps the generic class. */
+	assert_int_equal(hostsync__set_domain(f->hs, 200, 4, DP_DOMAIN_ACCEL_KVM), 0);
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401010, 200, 201, 14, 0);
+	q(f, 0, &r);
+	flush_expect(f, UINT64_MAX,
+		     /* The image and its symbols, once, in the domain; _stext made up. */
+		     "DOMAIN_SWITCH 0x3; "
+		     "IMAGE_DEF 0x1 0x2 0 0 0 0 0 0x401000 0x4010c1 'vmlinux-kvm_guest.map'; "
+		     "KSYM 0x401000 0x40 0x74 'mini_a'; KSYM 0x401040 0x40 0x74 'mini_b'; "
+		     "KSYM 0x401080 0x40 0x74 'mini_c'; KSYM 0x4010c0 0x1 0x74 '_start'; "
+		     "KSYM 0x401000 0 0x54 '_stext'; "
+		     "CPU_SWITCH 0; TIME 0xa; TASK_SWITCH 0x64 0x65 0; IMAGE_SWITCH 0x1 0x4; "
+		     "S 0x10 0; S 0x85 0; "
+		     "IMAGE_DEF 0x2 0x6 0 0 0 0 0 0 0 '[guest-user]'; IMAGE_SWITCH 0x2 0x4; "
+		     "S 0x7f0000001000 0; "
+		     "IMAGE_DEF 0x3 0x6 0 0 0 0 0 0 0 '[guest-kernel]'; IMAGE_SWITCH 0x3 0x3; "
+		     "S 0xffffffff81000000 0; "
+		     "DOMAIN_SWITCH 0x4; TASK_SWITCH 0xc8 0xc9 0; IMAGE_SWITCH 0x2 0x4; "
+		     "S 0x401010 0; ");
+	assert_int_equal(hostsync__stats(f->hs)->passive, 2);
+	assert_int_equal(hostsync__stats(f->hs)->guest, 5);
+	/* Ready already: deciding again changes nothing and emits nothing. */
+	dp_words__reset(&f->out);
+	assert_int_equal(hostsync__passive_decide(f->hs, 3, true, &f->out, err, sizeof(err)), 0);
+	assert_int_equal(f->out.n, 0);
+	assert_int_equal(hostsync__passive_decide(f->hs, 4, true, &f->out, err, sizeof(err)),
+			 -ENOENT);
+	/* Unset: back to the generic class. */
+	assert_int_equal(hostsync__set_passive(f->hs, 3, NULL), 0);
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401010, 100, 101, 20, 0);
+	q(f, 0, &r);
+	flush_expect(f, UINT64_MAX, "DOMAIN_SWITCH 0x3; TASK_SWITCH 0x64 0x65 0; S 0x401010 0; ");
+	passive_domain__free(pd);
+}
+
+#define KBASE  0xffffffff81000000ull
+#define KSLIDE 0x1e400000ull
+#define KFUNCS 1024
+
+/* A kernel with call padding: __pfx_fN (16 bytes) before each fN (48 bytes). */
+static char *kernel_map(void)
+{
+	size_t cap = KFUNCS * 80 + 200, len = 0;
+	char *m = malloc(cap);
+
+	assert_non_null(m);
+	len += snprintf(m + len, cap - len, "%llx T _stext\n", (unsigned long long)KBASE);
+	for (unsigned i = 0; i < KFUNCS; i++)
+		len += snprintf(m + len, cap - len, "%llx t __pfx_f%u\n%llx t f%u\n",
+				(unsigned long long)(KBASE + i * 0x40ull), i,
+				(unsigned long long)(KBASE + i * 0x40ull + 0x10), i);
+	len += snprintf(m + len, cap - len, "%llx T _etext\n",
+			(unsigned long long)(KBASE + KFUNCS * 0x40ull));
+	assert_true(len < cap);
+	return m;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * A KASLR'd guest kernel: its samples go to [guest-kernel] while the slide
+ * is pending, the 512th distinct pc settles it, the image and its symbols
+ * at the slide go into the stream, and from then on kernel pcs in the image
+ * are its offsets, the other kernel-half pcs [guest-modules].
+ */
+static void test_passive_kernel_slide(void **state)
+{
+	struct fx *f = *state;
+	char *map = kernel_map(), *got, want[256], err[256];
+	struct passive_domain *pd = passive_setup(f, "k.map", map, NULL);
+	uint64_t t = 100;
+	struct rec r;
+
+	free(map);
+	assert_int_equal(passive_domain__state(pd), PASSIVE_PENDING);
+	/* Memory would settle it before any sample; without a reader it waits. */
+	assert_int_equal(hostsync__passive_decide(f->hs, 3, false, &f->out, err, sizeof(err)),
+			 -EAGAIN);
+	assert_int_equal(f->out.n, 0);
+	for (unsigned i = 0; i < 600; i++) {
+		sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID0,
+		       KBASE + KSLIDE + (i % KFUNCS) * 0x40ull + 0x10 + (i % 48), 100, 101, t++, 0);
+		q(f, 0, &r);
+	}
+	sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID0, 0xffffffffc0001234ull, 100, 101, t++, 0);
+	q(f, 0, &r);
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401000, 100, 101, t++, 0);
+	q(f, 0, &r);
+	dp_words__reset(&f->out);
+	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
+	got = fmt(&f->out);
+	assert_int_equal(passive_domain__state(pd), PASSIVE_READY);
+	assert_int_equal(passive_domain__slide(pd), (int64_t)KSLIDE);
+	snprintf(want, sizeof(want), "IMAGE_DEF 0x2 0x2 0 0 0 0 0 %#llx %#llx 'vmlinux-k.map'; ",
+		 (unsigned long long)(KBASE + KSLIDE),
+		 (unsigned long long)(KBASE + KSLIDE + KFUNCS * 0x40ull));
+	assert_non_null(strstr(got, want));
+	/* Symbols at the slide, the image's own _stext among them: none made up. */
+	snprintf(want, sizeof(want), "KSYM %#llx 0x30 0x74 'f0'; ",
+		 (unsigned long long)(KBASE + KSLIDE + 0x10));
+	assert_non_null(strstr(got, want));
+	assert_int_equal(count(got, "'_stext'"), 1);
+	/* 511 samples before the decision, in [guest-kernel] keyed by pc; then the image. */
+	assert_non_null(strstr(got, "IMAGE_DEF 0x1 0x6 0 0 0 0 0 0 0 '[guest-kernel]'; "));
+	assert_int_equal(hostsync__stats(f->hs)->passive, 600 - 511);
+	snprintf(want, sizeof(want), "IMAGE_SWITCH 0x2 0x3; S %#llx 0; ",
+		 (unsigned long long)(511 * 0x40ull + 0x10 + 511 % 48));
+	assert_non_null(strstr(got, want));
+	assert_non_null(strstr(got, "'[guest-modules]'; IMAGE_SWITCH 0x3 0x3; "
+				    "S 0xffffffffc0001234 0; "));
+	assert_non_null(strstr(got, "'[guest-user]'; IMAGE_SWITCH 0x4 0x4; S 0x401000 0; "));
+	free(got);
+	assert_int_equal(hostsync__passive_decide(f->hs, 3, true, &f->out, err, sizeof(err)), 0);
+	passive_domain__free(pd);
+}
+
+/*
+ * An image that does not match: every pc lands in padding. Refused at the
+ * end (its message names image and domain, and stays); no pcs at all is
+ * -ENODATA, with the advice to give the slide.
+ */
+static void test_passive_refused_and_no_data(void **state)
+{
+	struct fx *f = *state;
+	char *map = kernel_map(), err[512];
+	struct passive_image *img2 = NULL;
+	struct passive_domain *pd = passive_setup(f, "other.map", map, NULL), *pd2 = NULL;
+	struct rec r;
+
+	for (unsigned i = 0; i < 100; i++) {
+		sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID0,
+		       KBASE + KSLIDE + i * 0x40ull + (i % 16), 100, 101, 10 + i, 0);
+		q(f, 0, &r);
+	}
+	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
+	assert_int_equal(hostsync__passive_decide(f->hs, 3, false, &f->out, err, sizeof(err)),
+			 -EAGAIN);
+	assert_int_equal(hostsync__passive_decide(f->hs, 3, true, &f->out, err, sizeof(err)),
+			 -ENOEXEC);
+	assert_non_null(strstr(err, "other.map"));
+	assert_non_null(strstr(err, "mini"));
+	assert_int_equal(passive_domain__state(pd), PASSIVE_REFUSED);
+	err[0] = '\0';
+	assert_int_equal(hostsync__passive_decide(f->hs, 3, true, &f->out, err, sizeof(err)),
+			 -ENOEXEC);
+	assert_non_null(strstr(err, "does not match"));
+	assert_int_equal(hostsync__stats(f->hs)->passive, 0);
+	/* A refused image leaves its pcs to the generic classes. */
+	dp_words__reset(&f->out);
+	sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID0, KBASE + KSLIDE + 0x10, 100, 101, 200, 0);
+	q(f, 0, &r);
+	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
+	{
+		char *got = fmt(&f->out);
+
+		/* Still the [guest-kernel] image of the samples before it. */
+		assert_string_equal(got, "S 0xffffffff9f400010 0; ");
+		assert_null(strstr(got, "KSYM"));
+		free(got);
+	}
+
+	/* No guest-kernel pcs: nothing to decide on, and the message says what to give. */
+	assert_int_equal(
+		passive_image__load_mem("k2.map", map, strlen(map), &img2, err, sizeof(err)), 0);
+	assert_int_equal(passive_domain__new("web1", img2, NULL, &pd2), 0);
+	assert_int_equal(hostsync__set_passive(f->hs, 7, pd2), 0);
+	assert_int_equal(hostsync__passive_decide(f->hs, 7, true, &f->out, err, sizeof(err)),
+			 -ENODATA);
+	assert_non_null(strstr(err, "--passive-slide web1="));
+	free(map);
+	passive_domain__free(pd);
+	passive_domain__free(pd2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
-		T(test_mmap2_sample_exact_words), T(test_build_id_from_mmap2),
-		T(test_anon_vdso_and_unknown),	  T(test_fork_copies_maps_exec_clears),
-		T(test_exit_drops_process),	  T(test_time_order_across_cpus),
-		T(test_time_once_per_ms),	  T(test_kernel_and_modules),
-		T(test_lost_throttle_guest),	  T(test_domain_attribution),
-		T(test_guest_instance),		  T(test_garbage_counted_and_skipped),
-		T(test_hostile_filename_bounded), T(test_scan_fake_proc),
-		T(test_lazy_proc_read),		  T(test_real_build_id),
+		T(test_mmap2_sample_exact_words),
+		T(test_build_id_from_mmap2),
+		T(test_anon_vdso_and_unknown),
+		T(test_fork_copies_maps_exec_clears),
+		T(test_exit_drops_process),
+		T(test_time_order_across_cpus),
+		T(test_time_once_per_ms),
+		T(test_kernel_and_modules),
+		T(test_lost_throttle_guest),
+		T(test_domain_attribution),
+		T(test_guest_instance),
+		T(test_garbage_counted_and_skipped),
+		T(test_hostile_filename_bounded),
+		T(test_scan_fake_proc),
+		T(test_lazy_proc_read),
+		T(test_real_build_id),
+		T(test_passive_user_image),
+		T(test_passive_kernel_slide),
+		T(test_passive_refused_and_no_data),
 #undef T
 	};
 
