@@ -20,6 +20,7 @@
 #include "domprof/collector.h"
 #include "domprof/daemon.h"
 #include "domprof/events.h"
+#include "domprof/passive.h"
 #include "domprof/session.h"
 #include "domprof/vmm.h"
 
@@ -71,6 +72,9 @@ static void usage_daemon(FILE *f)
 		"      --connect URI, --no-libvirt, --vmm-pid NAME=PID, --domains "
 		"all|none|NAME,...\n"
 		"                          where domains are found, as for `domprof record`\n"
+		"      --guest-sampling auto|host|agent, --passive-domains NAME,...,\n"
+		"      --passive-images FILE,..., --passive-slide NAME=HEX\n"
+		"                          guest code, as for `domprof record`\n"
 		"  -h, --help              this text\n",
 		DAEMON_SESSION_DIR, DP_DEFAULT_FREQ, COLLECTOR_DEFAULT_PAGES);
 }
@@ -153,12 +157,24 @@ static void usage(FILE *f)
 		"                          default): the host for KVM domains, the agent for\n"
 		"                          the others. An agent that answers always reports\n"
 		"                          the guest's processes, binaries and kernel symbols\n"
+		"      --passive-domains NAME,...\n"
+		"                          passive domains: guests without an agent whose\n"
+		"                          guest pcs resolve against an image you give\n"
+		"      --passive-images FILE,...\n"
+		"                          their images, paired with the names by position: a\n"
+		"                          vmlinux, the real System.map (from the -dbg package;\n"
+		"                          the linux-image package's stub is refused), a saved\n"
+		"                          /proc/kallsyms, or any ELF whose symbols cover guest\n"
+		"                          addresses (a unikernel). A guest kernel's KASLR\n"
+		"                          slide is found from its samples; an image that does\n"
+		"                          not match the running kernel is refused. Module pcs\n"
+		"                          go to [guest-modules], other user code to\n"
+		"                          [guest-user]\n"
+		"      --passive-slide NAME=HEX\n"
+		"                          domain NAME's kernel slide, used as is (repeatable)\n"
 		"Each domain's guest code, the VMM overhead it causes and its vCPUs' wait for a\n"
 		"CPU are reported per domain (`domprof report`); with an agent, down to guest\n"
-		"process, binary and symbol.\n"
-		"\n"
-		"Coming with later issues (refused for now): --passive-domains NAME,...,\n"
-		"--passive-images FILE,...\n"
+		"process, binary and symbol; for a passive domain, to the image's symbols.\n"
 		"\n"
 		"Without a hardware PMU domprof runs in timer mode: one cpu-clock event per CPU,\n"
 		"guest and host samples told apart by the sample's cpumode. Lost and throttled\n"
@@ -177,7 +193,9 @@ enum {
 	OPT_VMM_PID,
 	OPT_DOMAINS,
 	OPT_GUEST_SAMPLING,
-	OPT_LATER, /* virtualisation options of later issues */
+	OPT_PASSIVE_DOMAINS,
+	OPT_PASSIVE_IMAGES,
+	OPT_PASSIVE_SLIDE,
 };
 
 static const struct option longopts[] = {
@@ -195,8 +213,9 @@ static const struct option longopts[] = {
 	{"vmm-pid", required_argument, NULL, OPT_VMM_PID},
 	{"domains", required_argument, NULL, OPT_DOMAINS},
 	{"guest-sampling", required_argument, NULL, OPT_GUEST_SAMPLING},
-	{"passive-domains", required_argument, NULL, OPT_LATER},
-	{"passive-images", required_argument, NULL, OPT_LATER},
+	{"passive-domains", required_argument, NULL, OPT_PASSIVE_DOMAINS},
+	{"passive-images", required_argument, NULL, OPT_PASSIVE_IMAGES},
+	{"passive-slide", required_argument, NULL, OPT_PASSIVE_SLIDE},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -274,6 +293,126 @@ static int parse_domains(char *arg, char **names, unsigned max, unsigned *n, boo
 	return *n ? 0 : -EINVAL;
 }
 
+/* Passive domains named at once; each is a domain's image held in memory. */
+#define MAX_PASSIVE 256
+
+/* Split "A,B,..." in place into at most max non-empty items; -EINVAL otherwise. */
+static int split_list(char *arg, char **items, unsigned max, unsigned *n)
+{
+	char *save = NULL;
+
+	*n = 0;
+	for (char *t = strtok_r(arg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!*t || *n >= max)
+			return -EINVAL;
+		items[(*n)++] = t;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
+struct passive_args {
+	char *domains, *images; /* the option arguments, NULL when absent */
+	char *slides[MAX_PASSIVE];
+	unsigned nslides;
+};
+
+static void passive__free(struct record_passive *v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		passive_image__free(v[i].img);
+}
+
+/*
+ * --passive-domains/-images/-slide into v, images loaded: 2 after a usage
+ * error, 1 when an image cannot be used (the reason printed), 0.
+ */
+static int passive__setup(struct passive_args *a, char *const *only, unsigned nonly,
+			  bool no_domains, struct record_passive *v, unsigned *nv)
+{
+	static char *names[MAX_PASSIVE], *paths[MAX_PASSIVE];
+	char err[1024], sname[VMM_NAME_MAX];
+	unsigned nn = 0, np = 0;
+
+	*nv = 0;
+	if (!a->domains && !a->images && !a->nslides)
+		return 0;
+	if (!a->domains || !a->images) {
+		errmsg("--passive-domains and --passive-images go together\n");
+		return 2;
+	}
+	if (split_list(a->domains, names, MAX_PASSIVE, &nn) < 0) {
+		errmsg("--passive-domains wants NAME,... (at most %d)\n", MAX_PASSIVE);
+		return 2;
+	}
+	if (split_list(a->images, paths, MAX_PASSIVE, &np) < 0) {
+		errmsg("--passive-images wants FILE,... (at most %d)\n", MAX_PASSIVE);
+		return 2;
+	}
+	if (nn != np) {
+		errmsg("--passive-domains names %u domain%s but --passive-images gives %u "
+		       "image%s: they pair by position\n",
+		       nn, nn == 1 ? "" : "s", np, np == 1 ? "" : "s");
+		return 2;
+	}
+	if (no_domains) {
+		errmsg("--passive-domains needs domains to be looked for (not with --domains "
+		       "none)\n");
+		return 2;
+	}
+	for (unsigned i = 0; i < nn; i++) {
+		bool listed = !only;
+
+		if (strlen(names[i]) >= VMM_NAME_MAX) {
+			errmsg("--passive-domains: a name over %d bytes\n", VMM_NAME_MAX - 1);
+			return 2;
+		}
+		for (unsigned j = 0; j < i; j++) {
+			if (!strcmp(names[i], names[j])) {
+				errmsg("--passive-domains names %s twice\n", names[i]);
+				return 2;
+			}
+		}
+		for (unsigned j = 0; only && j < nonly; j++)
+			listed = listed || !strcmp(only[j], names[i]);
+		if (!listed) {
+			errmsg("passive domain %s is not among --domains\n", names[i]);
+			return 2;
+		}
+		v[i] = (struct record_passive){.name = names[i], .path = paths[i]};
+	}
+	for (unsigned i = 0; i < a->nslides; i++) {
+		int64_t slide;
+		unsigned j;
+
+		if (passive_slide__parse(a->slides[i], sname, sizeof(sname), &slide) < 0) {
+			errmsg("--passive-slide wants NAME=HEX, not '%s'\n", a->slides[i]);
+			return 2;
+		}
+		for (j = 0; j < nn && strcmp(names[j], sname); j++)
+			;
+		if (j == nn) {
+			errmsg("--passive-slide %s: %s is not among --passive-domains\n",
+			       a->slides[i], sname);
+			return 2;
+		}
+		v[j].have_slide = true;
+		v[j].slide = slide;
+	}
+	/* Before the lock and the session: a wrong file should cost nothing. */
+	for (unsigned i = 0; i < nn; i++) {
+		if (passive_image__load(v[i].path, &v[i].img, err, sizeof(err)) < 0) {
+			errmsg("%s\n", err);
+			passive__free(v, i);
+			return 1;
+		}
+		if (passive_image__bad_lines(v[i].img))
+			errmsg("%s: %zu malformed lines skipped\n", v[i].path,
+			       passive_image__bad_lines(v[i].img));
+	}
+	*nv = nn;
+	return 0;
+}
+
 static void print_summary(const struct record_summary *s, const char *dir)
 {
 	errmsg("%" PRIu64 " samples written, %" PRIu64 " lost, %" PRIu64 " throttles, %" PRIu64
@@ -300,7 +439,9 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 	bool all = false, have_pid = false, want_domains = false, no_domains = false;
 	static struct vmm_pid_arg vmm_pids[VMM_MAX_VMM_PIDS];
 	static char *only[VMM_MAX_DOMAINS];
-	unsigned nonly = 0;
+	static struct passive_args pa;
+	static struct record_passive passive[MAX_PASSIVE];
+	unsigned nonly = 0, npassive = 0;
 	char err[1024], line[1024];
 	int opt, r, li;
 
@@ -393,11 +534,20 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 				return 2;
 			}
 			break;
-		case OPT_LATER:
-			errmsg("--%s: guest sampling by agents, TCG plugins and passive "
-			       "images comes with a later version\n",
-			       longopts[li].name);
-			return 2;
+		case OPT_PASSIVE_DOMAINS:
+			pa.domains = optarg;
+			want_domains = true;
+			break;
+		case OPT_PASSIVE_IMAGES:
+			pa.images = optarg;
+			break;
+		case OPT_PASSIVE_SLIDE:
+			if (pa.nslides >= MAX_PASSIVE) {
+				errmsg("at most %d --passive-slide options\n", MAX_PASSIVE);
+				return 2;
+			}
+			pa.slides[pa.nslides++] = optarg;
+			break;
 		case 'h':
 			if (daemon_mode)
 				usage_daemon(stdout);
@@ -430,12 +580,17 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 		errmsg("%s\n", err);
 		return 2;
 	}
+	r = passive__setup(&pa, nonly ? only : NULL, nonly, no_domains, passive, &npassive);
+	if (r)
+		return r;
 
 	ro.separate = separate;
 	/* Per-task targets sample no VMM unless asked: skip discovery for them. */
 	ro.no_domains = no_domains || (!all && (have_pid || optind < argc) && !want_domains);
 	ro.domains_only = nonly ? only : NULL;
 	ro.ndomains_only = nonly;
+	ro.passive = npassive ? passive : NULL;
+	ro.npassive = npassive;
 	ro.duration_ns = (uint64_t)llround(duration * 1e9);
 	ro.col.events = specs;
 	ro.col.nevents = nspecs;
@@ -464,6 +619,8 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 	}
 
 	r = record__open(&ro, &rec, err, sizeof(err));
+	/* What record__open did not take over. */
+	passive__free(passive, npassive);
 	if (r < 0) {
 		errmsg("%s\n", err);
 		return 1;
@@ -479,6 +636,12 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 	record__summary(rec, &sum);
 	if (r < 0)
 		errmsg("%s\n", err);
+	for (const char *m = record__messages(rec); *m;) {
+		size_t n = strcspn(m, "\n");
+
+		errmsg("%.*s\n", (int)n, m);
+		m += n + (m[n] == '\n');
+	}
 	print_summary(&sum, ro.session_dir);
 	record__free(rec);
 	if (r < 0)

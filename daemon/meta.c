@@ -467,20 +467,22 @@ static const char *role_name(uint32_t role)
 
 /*
  * meta/domain: key=value lines. Several domain ids can share the directory
- * (the same name and UUID defined again): any of them tainted taints it, and
- * the latest definition says where it was found and how it runs.
+ * (the same name and UUID defined again): any of them tainted taints it, any
+ * of them passive makes it passive, and the latest definition says where it
+ * was found and how it runs.
  */
 static void format_domain(const struct daemon *d, uint32_t idx, struct sb *b)
 {
 	const struct domain *dom = &d->domains[idx];
 	const struct dommeta *m = dom->meta;
-	uint64_t flags = dom->flags, tainted = 0;
+	uint64_t flags = dom->flags, tainted = 0, passive = 0;
 
 	for (size_t i = idx; i < d->ndomains; i++) {
 		if (d->domains[i].slot != idx)
 			continue;
 		flags = d->domains[i].flags;
 		tainted |= flags & DP_DOMAIN_TAINTED;
+		passive |= flags & DP_DOMAIN_PASSIVE;
 	}
 	sb_printf(b, "name=");
 	sb_field(b, dom->name, dom->len);
@@ -494,6 +496,8 @@ static void format_domain(const struct daemon *d, uint32_t idx, struct sb *b)
 		sb_printf(b, "\nuuid=-\n");
 	sb_printf(b, "source=%s\naccel=%s\ntainted=%d\npid=%" PRIu32 "\n", source_name(flags),
 		  accel_name(flags), tainted ? 1 : 0, m->pid);
+	if (passive)
+		sb_printf(b, "passive=1\n");
 	if (m->started)
 		sb_printf(b, "started_ns=%" PRIu64 "\n", m->started_ns);
 	if (m->stopped)

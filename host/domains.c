@@ -13,12 +13,14 @@
 #include <pthread.h>
 #include <time.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "domprof/hostsync.h"
+#include "domprof/passive.h"
 #include "domprof/vmm.h"
 #include "domprof/words.h"
 #include "host/agents.h"
@@ -32,6 +34,25 @@ struct vcpu_track {
 	pid_t pid, tid;
 	uint64_t run_ns, wait_ns; /* schedstat at the last reading */
 	bool seen;		  /* marks threads still listed, during an update */
+};
+
+#define MAX_MESSAGES (64u << 10) /* bytes of end-of-recording lines kept */
+
+/* A --passive-domains name and its image. */
+struct rpassive {
+	char *name, *path;
+	struct passive_image *img; /* loaded at start; the first start of the domain takes it */
+	bool have_slide;
+	int64_t slide;
+	bool seen;
+};
+
+/* A passive domain of one domain id (a restarted domain gets another). */
+struct rpd {
+	uint32_t domain;
+	struct passive_domain *pd;
+	const struct rpassive *rp;
+	bool told; /* its refusal was noted already */
 };
 
 /* A discovery event copied out of vmm/, for the record loop to take. */
@@ -71,6 +92,12 @@ struct rdomains {
 	struct ragents *agents;
 	enum guest_sampling sampling;
 	uint32_t agent_freq;
+	struct rpassive *passive;
+	unsigned npassive;
+	struct rpd *pds;
+	size_t npds;
+	char *msgs; /* lines for the user */
+	size_t msglen;
 };
 
 /* Read "run_ns wait_ns slices" of one thread; -errno when it is gone. */
@@ -141,13 +168,13 @@ static void uuid_words(const struct vmm_domain *d, uint64_t *hi, uint64_t *lo)
 	}
 }
 
-static int emit_def(struct rdomains *rd, const struct vmm_domain *d)
+static int emit_def(struct rdomains *rd, const struct vmm_domain *d, bool passive)
 {
 	uint64_t a[4];
 
 	a[0] = d->id;
 	uuid_words(d, &a[1], &a[2]);
-	a[3] = (d->tainted ? DP_DOMAIN_TAINTED : 0) |
+	a[3] = (d->tainted ? DP_DOMAIN_TAINTED : 0) | (passive ? DP_DOMAIN_PASSIVE : 0) |
 	       (uint64_t)d->source << DP_DOMAIN_SOURCE_SHIFT |
 	       (uint64_t)d->accel << DP_DOMAIN_ACCEL_SHIFT;
 	return dp_words__record_str(rd->out, DP_CODE_DOMAIN_DEF, a, 4, d->name,
@@ -257,6 +284,94 @@ static int on_threads(struct rdomains *rd, const struct vmm_domain *d)
 	return ret;
 }
 
+/* Keep one line for the user; past MAX_MESSAGES they are dropped. */
+__attribute__((format(printf, 2, 3))) static void message(struct rdomains *rd, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+	char *p;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	if (rd->msglen + (size_t)n + 2 > MAX_MESSAGES)
+		return;
+	p = realloc(rd->msgs, rd->msglen + (size_t)n + 2);
+	if (!p)
+		return;
+	rd->msgs = p;
+	memcpy(p + rd->msglen, line, (size_t)n);
+	rd->msglen += (size_t)n;
+	p[rd->msglen++] = '\n';
+	p[rd->msglen] = '\0';
+}
+
+static struct rpassive *passive_entry(const struct rdomains *rd, const char *name)
+{
+	for (unsigned i = 0; i < rd->npassive; i++)
+		if (!strcmp(rd->passive[i].name, name))
+			return &rd->passive[i];
+	return NULL;
+}
+
+/*
+ * A passive domain started: its image (the one loaded at start, or loaded
+ * again for a restart, which may have another slide), the sync stage told,
+ * and a first try, which a reader of guest memory could settle at once (none
+ * is given yet: see doc/passive.md). Only a lack of memory is an error.
+ */
+static int passive_start(struct rdomains *rd, struct rpassive *rp, const struct vmm_domain *d)
+{
+	struct passive_domain_opts o = {.have_slide = rp->have_slide, .given_slide = rp->slide};
+	struct passive_image *img = rp->img;
+	struct passive_domain *pd;
+	struct rpd *v;
+	char err[512];
+	int ret;
+
+	rp->seen = true;
+	rp->img = NULL;
+	if (!img) {
+		ret = passive_image__load(rp->path, &img, err, sizeof(err));
+		if (ret < 0) {
+			message(rd, "domain %s: %s", d->name, err);
+			return ret == -ENOMEM ? ret : 0;
+		}
+	}
+	ret = passive_domain__new(d->name, img, &o, &pd);
+	if (ret < 0)
+		return ret;
+	v = realloc(rd->pds, (rd->npds + 1) * sizeof(*v));
+	if (!v) {
+		passive_domain__free(pd);
+		return -ENOMEM;
+	}
+	rd->pds = v;
+	v = &rd->pds[rd->npds++];
+	*v = (struct rpd){.domain = d->id, .pd = pd, .rp = rp};
+	ret = hostsync__set_passive(rd->hs, d->id, pd);
+	if (ret == -ENOSPC) {
+		message(rd, "domain %s: more than %d passive domains at once: resolved without %s",
+			d->name, HOSTSYNC_MAX_PASSIVE, rp->path);
+		return 0;
+	}
+	if (ret < 0)
+		return ret;
+	ret = hostsync__passive_decide(rd->hs, d->id, false, rd->out, err, sizeof(err));
+	if (ret == -ENOEXEC) {
+		message(rd, "%s", err);
+		v->told = true;
+	} else if (ret < 0 && ret != -EAGAIN) {
+		return ret;
+	}
+	return 0;
+}
+
 static void on_event(const struct vmm_event *ev, void *arg)
 {
 	struct rdomains *rd = arg;
@@ -272,14 +387,18 @@ static void on_event(const struct vmm_event *ev, void *arg)
 		return;
 	}
 	switch (ev->type) {
-	case VMM_EV_STARTED:
-		ret = emit_def(rd, d);
+	case VMM_EV_STARTED: {
+		struct rpassive *rp = passive_entry(rd, d->name);
+
+		ret = emit_def(rd, d, rp != NULL);
 		if (ret >= 0)
 			ret = on_threads(rd, d);
 		if (ret >= 0)
 			ret = emit_life(rd, d->id, DP_LIFE_STARTED, ev->time_ns);
 		if (ret >= 0 && d->pid > 0)
 			ret = hostsync__set_domain(rd->hs, (uint32_t)d->pid, d->id, d->accel);
+		if (ret >= 0 && rp)
+			ret = passive_start(rd, rp, d);
 		if (ret >= 0 && d->agent_socket[0]) {
 			/*
 			 * Who samples guest code, per domain for the whole session: the
@@ -294,6 +413,7 @@ static void on_event(const struct vmm_event *ev, void *arg)
 		}
 		rd->ndomains++;
 		break;
+	}
 	case VMM_EV_THREADS:
 		ret = on_threads(rd, d);
 		break;
@@ -411,17 +531,64 @@ static int drain(struct rdomains *rd)
 	return err;
 }
 
-int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly,
-		  enum guest_sampling sampling, uint32_t agent_freq, struct hostsync *hs,
-		  struct rdomains **out, char *errbuf, size_t errlen)
+static void passive_free(struct rpassive *v, unsigned n)
 {
+	for (unsigned i = 0; v && i < n; i++) {
+		free(v[i].name);
+		free(v[i].path);
+		passive_image__free(v[i].img);
+	}
+	free(v);
+}
+
+/* Take the images over, whatever happens next. */
+static int passive_take(struct record_passive *in, unsigned n, struct rpassive **out)
+{
+	struct rpassive *v = n ? calloc(n, sizeof(*v)) : NULL;
+	int ret = n && !v ? -ENOMEM : 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (v) {
+			v[i].img = in[i].img;
+			v[i].name = strdup(in[i].name);
+			v[i].path = strdup(in[i].path);
+			v[i].have_slide = in[i].have_slide;
+			v[i].slide = in[i].slide;
+			if (!v[i].name || !v[i].path)
+				ret = -ENOMEM;
+		} else {
+			passive_image__free(in[i].img);
+		}
+		in[i].img = NULL;
+	}
+	if (ret < 0) {
+		passive_free(v, n);
+		v = NULL;
+	}
+	*out = v;
+	return ret;
+}
+
+int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly,
+		  enum guest_sampling sampling, uint32_t agent_freq, struct record_passive *passive,
+		  unsigned npassive, struct hostsync *hs, struct rdomains **out, char *errbuf,
+		  size_t errlen)
+{
+	struct rpassive *pv;
 	struct rdomains *rd;
 	int ret;
 
 	*out = NULL;
+	ret = passive_take(passive, npassive, &pv);
+	if (ret < 0)
+		return ret;
 	rd = calloc(1, sizeof(*rd));
-	if (!rd)
+	if (!rd) {
+		passive_free(pv, npassive);
 		return -ENOMEM;
+	}
+	rd->passive = pv;
+	rd->npassive = npassive;
 	rd->hs = hs;
 	rd->procfs = opts->procfs ? opts->procfs : "/proc";
 	rd->only = only;
@@ -489,6 +656,72 @@ int rdomains__agents_finish(struct rdomains *rd, struct dp_words *out, bool *wro
 	return ragents__finish(rd->agents, out, wrote);
 }
 
+static uint64_t abs64(int64_t v)
+{
+	return v < 0 ? -(uint64_t)v : (uint64_t)v;
+}
+
+/* What became of a passive domain, in one line. */
+static void passive_outcome(struct rdomains *rd, const struct rpd *p)
+{
+	const struct passive_slide_result *res = passive_domain__result(p->pd);
+	const char *name = passive_domain__name(p->pd), *path = p->rp->path;
+	int64_t slide = passive_domain__slide(p->pd);
+
+	if (!passive_image__is_kernel(passive_domain__image(p->pd)) && !p->rp->have_slide)
+		message(rd,
+			"domain %s: passive image %s (not a kernel) resolved where it was linked",
+			name, path);
+	else if (p->rp->have_slide)
+		message(rd, "domain %s: passive image %s at the given slide %s0x%" PRIx64, name,
+			path, slide < 0 ? "-" : "", abs64(slide));
+	else if (res->confirmed)
+		message(rd,
+			"domain %s: passive image %s at slide 0x%" PRIx64
+			", confirmed by guest memory",
+			name, path, abs64(slide));
+	else
+		message(rd,
+			"domain %s: passive image %s at slide %s0x%" PRIx64
+			", from the samples: %zu "
+			"of %zu distinct guest-kernel pcs in its text fall in its functions (the "
+			"next best slide: %zu)%s",
+			name, path, slide < 0 ? "-" : "", abs64(slide), res->matched, res->in_range,
+			res->runner_up,
+			res->ambiguous ? "; other slides fit as well, the nearest was taken" : "");
+}
+
+int rdomains__passive_finish(struct rdomains *rd, struct dp_words *out)
+{
+	char err[512];
+
+	for (size_t i = 0; i < rd->npds; i++) {
+		struct rpd *p = &rd->pds[i];
+		int ret = hostsync__passive_decide(rd->hs, p->domain, true, out, err, sizeof(err));
+
+		if (!ret) {
+			passive_outcome(rd, p);
+		} else if (ret == -ENOEXEC || ret == -ENODATA) {
+			if (!p->told)
+				message(rd, "%s", err);
+			p->told = true;
+		} else if (ret != -ENOENT) {
+			return ret;
+		}
+	}
+	for (unsigned i = 0; i < rd->npassive; i++)
+		if (!rd->passive[i].seen)
+			message(rd,
+				"passive domain %s never appeared: nothing was resolved against %s",
+				rd->passive[i].name, rd->passive[i].path);
+	return 0;
+}
+
+const char *rdomains__messages(const struct rdomains *rd)
+{
+	return rd && rd->msgs ? rd->msgs : "";
+}
+
 uint64_t rdomains__count(const struct rdomains *rd)
 {
 	return rd ? rd->ndomains : 0;
@@ -511,5 +744,13 @@ void rdomains__free(struct rdomains *rd)
 	vmm__free(rd->vmm);
 	free(rd->vt);
 	free(rd->ignored);
+	/* The sync stage outlives us (record__free): it must not keep them. */
+	for (size_t i = 0; i < rd->npds; i++) {
+		hostsync__set_passive(rd->hs, rd->pds[i].domain, NULL);
+		passive_domain__free(rd->pds[i].pd);
+	}
+	free(rd->pds);
+	passive_free(rd->passive, rd->npassive);
+	free(rd->msgs);
 	free(rd);
 }

@@ -13,10 +13,15 @@
 struct hostsync;
 struct rdomains;
 
-/* only/nonly: --domains NAME,... (NULL: all); other domains stay host processes. */
+/*
+ * only/nonly: --domains NAME,... (NULL: all); other domains stay host
+ * processes. passive/npassive: --passive-domains; their images are taken
+ * over at once (NULL in the array), also on failure.
+ */
 int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly,
-		  enum guest_sampling sampling, uint32_t agent_freq, struct hostsync *hs,
-		  struct rdomains **out, char *errbuf, size_t errlen);
+		  enum guest_sampling sampling, uint32_t agent_freq, struct record_passive *passive,
+		  unsigned npassive, struct hostsync *hs, struct rdomains **out, char *errbuf,
+		  size_t errlen);
 const char *rdomains__notice(const struct rdomains *rd);
 /* Discovery changes and vCPU run delays since the last call, as words into out. */
 int rdomains__poll(struct rdomains *rd, uint64_t now, struct dp_words *out);
@@ -29,6 +34,13 @@ int rdomains__final_poll(struct rdomains *rd, uint64_t now, struct dp_words *out
 int rdomains__agents(struct rdomains *rd, uint64_t now, uint64_t horizon, struct dp_words *out,
 		     bool *wrote);
 int rdomains__agents_finish(struct rdomains *rd, struct dp_words *out, bool *wrote);
+/*
+ * The recording is over: settle every passive domain's slide on what there
+ * is (an image that became ready goes into out) and note the outcomes.
+ */
+int rdomains__passive_finish(struct rdomains *rd, struct dp_words *out);
+/* Lines for the user (rdomains__passive_finish's notes, refusals), "" if none. */
+const char *rdomains__messages(const struct rdomains *rd);
 /* Domains attributed so far. */
 uint64_t rdomains__count(const struct rdomains *rd);
 void rdomains__free(struct rdomains *rd);

@@ -217,7 +217,8 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 						: e0->spec.freq;
 
 		ret = rdomains__new(&opts->vmm, opts->domains_only, opts->ndomains_only,
-				    opts->guest_sampling, freq, r->hs, &r->rd, errbuf, errlen);
+				    opts->guest_sampling, freq, opts->passive, opts->npassive,
+				    r->hs, &r->rd, errbuf, errlen);
 		if (ret < 0)
 			goto err;
 		r->last_domain_poll = collector__now();
@@ -294,6 +295,10 @@ static int finish(struct record *r, char *errbuf, size_t errlen)
 		ret = rdomains__final_poll(r->rd, collector__now(), &r->out);
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "finding domains: %s", strerror(-ret));
+		/* Before the last flush, so the samples still held meet a slide found now. */
+		ret = rdomains__passive_finish(r->rd, &r->out);
+		if (ret < 0)
+			return fail(errbuf, errlen, ret, "passive domains: %s", strerror(-ret));
 	}
 	ret = round_trip(r, UINT64_MAX, errbuf, errlen);
 	if (ret < 0)
@@ -392,6 +397,11 @@ void record__summary(const struct record *r, struct record_summary *sum)
 const char *record__notice(const struct record *r)
 {
 	return r->rd ? rdomains__notice(r->rd) : "";
+}
+
+const char *record__messages(const struct record *r)
+{
+	return r->rd ? rdomains__messages(r->rd) : "";
 }
 
 void record__describe(const struct record *r, char *buf, size_t len)

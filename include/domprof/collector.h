@@ -117,6 +117,17 @@ enum guest_sampling {
 	GUEST_SAMPLING_AGENT,	 /* the agents' own samples */
 };
 
+struct passive_image;
+
+/* A --passive-domains name with its --passive-images file (doc/passive.md). */
+struct record_passive {
+	const char *name;	   /* the domain's name */
+	const char *path;	   /* the image file */
+	struct passive_image *img; /* loaded from path; record__open takes it over (then NULL) */
+	bool have_slide;	   /* --passive-slide NAME=HEX: used as is */
+	int64_t slide;
+};
+
 struct record_opts {
 	const char *session_dir;
 	unsigned separate;    /* DP_SEP_* */
@@ -128,6 +139,13 @@ struct record_opts {
 	char *const *domains_only;	/* --domains NAME,...; NULL: all */
 	unsigned ndomains_only;
 	enum guest_sampling guest_sampling;
+	/*
+	 * Passive domains: guest samples of a domain of that name resolve
+	 * against its image. Their images are taken over by record__open
+	 * (NULL in the array afterwards); the caller frees any left there.
+	 */
+	struct record_passive *passive;
+	unsigned npassive;
 };
 
 struct record_summary {
@@ -168,6 +186,13 @@ int record__events(const char *const *args, unsigned nargs, uint32_t freq, struc
 		   unsigned *nspecs, char *errbuf, size_t errlen);
 /* One line about how domains are found when a fallback was taken, or "". */
 const char *record__notice(const struct record *r);
+/*
+ * What the end of the recording has to tell, one sentence per line ("\n"
+ * after each), "" if nothing: each passive domain's outcome (the slide and
+ * how it was found, an image refused as not the guest's, no samples to
+ * find the slide, a name that never appeared). Valid after record__run.
+ */
+const char *record__messages(const struct record *r);
 /* One line saying what is sampled ("timer mode: cpu-clock every 250000 ns ..."). */
 void record__describe(const struct record *r, char *buf, size_t len);
 /* Close everything; NULL is fine. */

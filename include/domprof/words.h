@@ -112,8 +112,12 @@ enum dp_drop_reason {
 /* The host is domain 0 and needs no DOMAIN_DEF. */
 #define DP_DOMAIN_HOST 0
 
-/* DP_CODE_DOMAIN_DEF flags: bit 0 tainted, bits 4..7 source, bits 8..11 accelerator. */
+/*
+ * DP_CODE_DOMAIN_DEF flags: bit 0 tainted, bit 1 passive, bits 4..7 source,
+ * bits 8..11 accelerator.
+ */
 #define DP_DOMAIN_TAINTED     (1u << 0)
+#define DP_DOMAIN_PASSIVE     (1u << 1) /* guest code resolved against a given image */
 #define DP_DOMAIN_SOURCE_SHIFT 4
 #define DP_DOMAIN_ACCEL_SHIFT  8
 enum dp_domain_source {
