@@ -11,7 +11,9 @@ host_libdphost_a_SOURCES = \
 	host/domains.h \
 	host/domains.c \
 	host/agents.h \
-	host/agents.c
+	host/agents.c \
+	host/tcg.h \
+	host/tcg.c
 host_libdphost_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
 
 if HAVE_CMOCKA

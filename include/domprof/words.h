@@ -106,6 +106,7 @@ enum dp_drop_reason {
 	DP_DROP_BAD_RECORD = 2, /* malformed perf record */
 	DP_DROP_AGENT_FRAMES = 3,  /* frames a guest agent dropped from its full backlog */
 	DP_DROP_AGENT_RECORDS = 4, /* perf records lost inside a guest */
+	DP_DROP_TCG_PLUGIN = 5,	   /* samples a TCG plugin lost (ring full, daemon away) */
 	DP_DROP_MAX,
 };
 

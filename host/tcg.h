@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The TCG plugins' producer (host/tcg.c); private to host/. */
+#ifndef DOMPROF_HOST_TCG_H
+#define DOMPROF_HOST_TCG_H
+
+#include <stdint.h>
+
+#include "domprof/words.h"
+
+struct hostsync;
+struct rtcg;
+
+/*
+ * Listen for QEMU TCG plugins at path (NULL: the default socket); their
+ * samples count for event index `event` in hs.
+ */
+int rtcg__new(const char *path, struct hostsync *hs, uint32_t event, struct rtcg **out);
+/* Take the plugins' samples into hs; their drops become DROPPED words in out. */
+int rtcg__poll(struct rtcg *t, uint64_t now, struct dp_words *out);
+void rtcg__free(struct rtcg *t);
+
+#endif
