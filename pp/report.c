@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "domprof/metafile.h"
 #include "domprof/report.h"
 #include "domprof/session.h"
 #include "domprof/symbols.h"
@@ -1092,8 +1093,60 @@ static void text__agent_note(const struct pp_domain *pd, FILE *f)
 }
 
 /*
+ * meta/domain says passive=1 (doc/session-layout.md). pp_domain does not
+ * carry it yet (pp/session-read.c is not ours), so the file is read again.
+ */
+static bool domain__passive(const struct pp_session *s, const struct pp_domain *pd)
+{
+	char *path = NULL, *data = NULL;
+	size_t len = 0;
+	bool passive = false;
+
+	if (!pd->dir || asprintf(&path, "%s/meta/domain", pd->dir) < 0)
+		return false;
+	if (meta__read_file(s->dirfd, path, 1 << 20, &data, &len) == 0) {
+		for (size_t pos = 0; pos < len && !passive;) {
+			const char *line = data + pos, *nl = memchr(line, '\n', len - pos);
+			size_t l = nl ? (size_t)(nl - line) : len - pos;
+
+			passive = l == 9 && !memcmp(line, "passive=1", 9);
+			pos += l + 1;
+		}
+	}
+	free(data);
+	free(path);
+	return passive;
+}
+
+/* "passive (image NAME, ...)": the guest KERNEL images its samples resolved against. */
+static void text__passive_note(const struct pp_session *s, size_t d, FILE *f)
+{
+	size_t shown = 0;
+
+	fputs("passive", f);
+	for (size_t i = 0; i < s->nimages; i++) {
+		const struct pp_image *im = s->images[i];
+		bool dup = false;
+
+		if (im->dom != d || im->kind != DP_IMAGE_KERNEL || !strncmp(im->mode, "host", 4))
+			continue;
+		/* One name once: an image can have files in several modes. */
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = s->images[j]->dom == d && s->images[j]->kind == DP_IMAGE_KERNEL &&
+			      strncmp(s->images[j]->mode, "host", 4) &&
+			      !strcmp(s->images[j]->name, im->name);
+		if (dup)
+			continue;
+		fputs(shown ? ", " : " (image ", f);
+		text__str(f, im->name, 0);
+		shown++;
+	}
+	fputs(shown ? ")" : " (no samples in its image)", f);
+}
+
+/*
  * A line per domain whose metadata says something a reader of the numbers
- * should know: tainted, found without libvirt, run under TCG, started late,
+ * should know: passive, tainted, found without libvirt, run under TCG, started late,
  * stopped, rebooted or vanished during the session.
  */
 static void text__domain_notes(const struct report *r, FILE *f)
@@ -1107,6 +1160,10 @@ static void text__domain_notes(const struct report *r, FILE *f)
 
 		if (!pd->selected || !pd->has_meta)
 			continue;
+		if (domain__passive(s, pd)) {
+			note__sep(f, pd, &any);
+			text__passive_note(s, d, f);
+		}
 		if (pd->tainted) {
 			note__sep(f, pd, &any);
 			fputs("tainted (QMP was used to find its vCPU threads)", f);
