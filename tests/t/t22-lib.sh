@@ -30,9 +30,39 @@ check_shares() {
 	return $cs_bad
 }
 
-# agent_stream SESSION: the session's stream decoded by tests/t/t22-stream.py.
+# agent_stream SESSION [BIN_SECONDS]: the session's stream decoded by
+# tests/t/t22-stream.py.
 agent_stream() {
-	zstd -dcq "$1/raw/events.zst" | python3 "$top_srcdir/tests/t/t22-stream.py"
+	zstd -dcq "$1/raw/events.zst" | python3 "$top_srcdir/tests/t/t22-stream.py" ${2:-}
+}
+
+# console_watch NAME OUT: in the background, copy the guest's console lines
+# to OUT as they come, each prefixed with the host's CLOCK_MONOTONIC ns (the
+# session's clock) when it was seen (within 50 ms). Sets $watch_pid.
+console_watch() {
+	python3 - "$(guest_console "$1")" "$2" <<-\PY &
+	import os, sys, time
+	src, dst = sys.argv[1], sys.argv[2]
+	out = open(dst, "a", buffering=1)
+	pos, buf = 0, b""
+	while True:
+	    try:
+	        with open(src, "rb") as f:
+	            f.seek(pos)
+	            data = f.read()
+	    except OSError:
+	        data = b""
+	    if data:
+	        pos += len(data)
+	        buf += data
+	        now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+	        *lines, buf = buf.split(b"\n")
+	        for l in lines:
+	            out.write("%d %s\n" % (now, l.rstrip(b"\r").decode("utf-8", "replace")))
+	    time.sleep(0.05)
+	PY
+	watch_pid=$!
+	test_at_exit "kill $watch_pid 2>/dev/null"
 }
 
 # wait_agents_settled NAME... : each guest's agent has started and had time

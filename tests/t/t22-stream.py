@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Decode a saved event stream (doc/event-buffer.md) for the agent tests.
 
-    zstd -dc SESSION/raw/events.zst | t22-stream.py
+    zstd -dc SESSION/raw/events.zst | t22-stream.py [BIN_SECONDS]
 
 One line per fact, times in seconds from the session start (SESSION record):
-    sample NAME SECOND MODE COUNT   samples of domain NAME in that whole second
-                                    (by the TIME record in force), per mode
+    sample NAME BIN MODE COUNT      samples of domain NAME in the bin starting
+                                    at BIN s (BIN_SECONDS wide, default 1; by the
+                                    TIME record in force), per mode
                                     (1 host-kernel, 2 host-user, 3 guest-kernel,
                                     4 guest-user, 5 guest)
     hello NAME T INCARNATION        AGENT_HELLO (T: the TIME in force)
@@ -24,6 +25,7 @@ ESCAPE = (1 << 64) - 1
 
 
 def main():
+    width = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     data = sys.stdin.buffer.read()
     n = len(data) // 8
     w = struct.unpack("<%dQ" % n, data[: n * 8])
@@ -42,7 +44,7 @@ def main():
     while pos < n:
         if w[pos] != ESCAPE:
             pos += 2
-            sec = int(rel(now)) if now else -1
+            sec = int(rel(now) // width) if now else -1
             k = (dom, sec, mode)
             persec[k] = persec.get(k, 0) + 1
             continue
@@ -77,7 +79,7 @@ def main():
         elif code == 19 and len(a) > 2:
             out.append("life %s %d %.3f" % (names.get(a[0], a[0]), a[1], rel(a[2])))
     for (d, s, m), c in sorted(persec.items()):
-        out.append("sample %s %d %d %d" % (names.get(d, d), s, m, c))
+        out.append("sample %s %g %d %d" % (names.get(d, d), s * width, m, c))
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 

@@ -1,0 +1,69 @@
+#!/bin/sh
+# bench/agent-cpu.sh: the guest agent's CPU use inside a TCG guest, as % of
+# one vCPU, against the issue's targets: timeline only (record
+# --guest-sampling host: the agent forwards mmap/comm/task/switch records,
+# no samples of its own) at most 1 %; with its own sampling at 1 kHz
+# (record --guest-sampling agent -F 1000) at most 3 %. Not a test: it prints
+# the numbers (and exits 1 when a target is missed).
+#
+#   top_srcdir=... top_builddir=... sh bench/agent-cpu.sh     (or make bench-agent)
+#
+# The guest runs `busy 50` (a burst and a sleep every 100 ms: context
+# switches for the timeline) and prints the agent's CPU time every 5 s
+# (agentctl stat: /proc/PID/schedstat run time, and utime+stime). Each mode is
+# recorded for ${BENCH_SECONDS:-45} s; the first 10 s (the host's RESYNC
+# makes the agent send kallsyms and its scan again) are left out, and the
+# agent's CPU time over the rest (at least 30 s) is divided by the guest's
+# elapsed time over the same stats.
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/guest/guest-lib.sh"
+. "$top_srcdir/tests/t/t21-lib.sh"
+. "$top_srcdir/tests/t/t22-lib.sh"
+set +u
+test_require ROOT PERF_EVENTS DOMPROF PYTHON3 LIBVIRT QEMU GUEST_KERNEL AGENT
+secs=${BENCH_SECONDS:-45}
+
+console_watch bench-agent console.times
+guest_define bench-agent --vcpus 1 --agent --agent-socket "$TEST_DIR/agent.sock" \
+	--run "/bin/busy 50 & while :; do agentctl stat; sleep 5; done" || exit 1
+guest_wait_console bench-agent "^domprof-guest: agent cpu" 90 || exit 1
+sleep 10
+
+# measure LABEL TARGET RECORD-ARGS...
+measure() {
+	label=$1 target=$2
+	shift 2
+	dp_record "$label.err" -a --duration "$secs" --session-dir "$label" "$@" >/dev/null ||
+		{ cat "$label.err"; return 1; }
+	python3 - console.times "$label/meta/session" "$label" "$target" <<-\PY
+	import sys
+	sess = dict(l.strip().split("=", 1) for l in open(sys.argv[2]) if "=" in l)
+	start, end = int(sess["start_ns"]), int(sess["end_ns"])
+	pts = []
+	for l in open(sys.argv[1]):
+	    f = l.split()
+	    # HOSTNS domprof-guest: agent cpu PID UTIME STIME HZ RUN_NS UPTIME
+	    if len(f) == 10 and f[1:4] == ["domprof-guest:", "agent", "cpu"]:
+	        t = int(f[0])
+	        if start + 10e9 <= t <= end:
+	            pts.append((int(f[4]), int(f[5]) + int(f[6]), int(f[7]), int(f[8]), float(f[9])))
+	if len(pts) < 2 or pts[-1][4] - pts[0][4] < 25 or pts[0][0] != pts[-1][0]:
+	    sys.exit("%s: not enough agent stats in the window (%d); agent restarted?" % (sys.argv[3], len(pts)))
+	a, b = pts[0], pts[-1]
+	wall = b[4] - a[4]
+	run = 100.0 * (b[3] - a[3]) / 1e9 / wall
+	ticks = 100.0 * (b[1] - a[1]) / a[2] / wall
+	target = float(sys.argv[4])
+	print("%-34s %5.2f %% of one vCPU (schedstat), %5.2f %% (utime+stime) over %.1f s; target <= %g %%: %s"
+	      % (sys.argv[3], run, ticks, wall, target, "ok" if run <= target else "MISSED"))
+	sys.exit(0 if run <= target else 1)
+	PY
+}
+
+rc=0
+measure timeline-only 1 --guest-sampling host || rc=1
+measure sampling-1khz 3 --guest-sampling agent -F 1000 || rc=1
+test_failed=$rc
+exit $rc
