@@ -22,6 +22,7 @@
 #include "domprof/events.h"
 #include "domprof/passive.h"
 #include "domprof/session.h"
+#include "domprof/tcgring.h"
 #include "domprof/vmm.h"
 
 #define MAX_EVENT_ARGS RECORD_MAX_EVENT_ARGS
@@ -157,6 +158,10 @@ static void usage(FILE *f)
 		"                          default): the host for KVM domains, the agent for\n"
 		"                          the others. An agent that answers always reports\n"
 		"                          the guest's processes, binaries and kernel symbols\n"
+		"      --tcg-socket PATH   where QEMU TCG plugins connect (default %s):\n"
+		"                          guests run with -plugin file=%s/domprof-tcg.so\n"
+		"                          send their guest pcs every 10^6 instructions; they\n"
+		"                          count as the event tcg-instructions\n"
 		"      --passive-domains NAME,...\n"
 		"                          passive domains: guests without an agent whose\n"
 		"                          guest pcs resolve against an image you give\n"
@@ -179,7 +184,8 @@ static void usage(FILE *f)
 		"Without a hardware PMU domprof runs in timer mode: one cpu-clock event per CPU,\n"
 		"guest and host samples told apart by the sample's cpumode. Lost and throttled\n"
 		"samples are counted and reported at the end.\n",
-		DP_DEFAULT_FREQ, DP_SESSION_DEFAULT_DIR, COLLECTOR_DEFAULT_PAGES);
+		DP_DEFAULT_FREQ, DP_SESSION_DEFAULT_DIR, COLLECTOR_DEFAULT_PAGES,
+		TCGRING_DEFAULT_SOCKET, PKGLIBDIR);
 }
 
 enum {
@@ -193,6 +199,7 @@ enum {
 	OPT_VMM_PID,
 	OPT_DOMAINS,
 	OPT_GUEST_SAMPLING,
+	OPT_TCG_SOCKET,
 	OPT_PASSIVE_DOMAINS,
 	OPT_PASSIVE_IMAGES,
 	OPT_PASSIVE_SLIDE,
@@ -213,6 +220,7 @@ static const struct option longopts[] = {
 	{"vmm-pid", required_argument, NULL, OPT_VMM_PID},
 	{"domains", required_argument, NULL, OPT_DOMAINS},
 	{"guest-sampling", required_argument, NULL, OPT_GUEST_SAMPLING},
+	{"tcg-socket", required_argument, NULL, OPT_TCG_SOCKET},
 	{"passive-domains", required_argument, NULL, OPT_PASSIVE_DOMAINS},
 	{"passive-images", required_argument, NULL, OPT_PASSIVE_IMAGES},
 	{"passive-slide", required_argument, NULL, OPT_PASSIVE_SLIDE},
@@ -520,6 +528,9 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 				return 2;
 			}
 			want_domains = !no_domains;
+			break;
+		case OPT_TCG_SOCKET:
+			ro.tcg_socket = optarg;
 			break;
 		case OPT_GUEST_SAMPLING:
 			if (!strcmp(optarg, "auto")) {

@@ -16,8 +16,10 @@
 #include "domprof/hostsync.h"
 #include "domprof/session.h"
 #include "domprof/stream.h"
+#include "domprof/tcgring.h"
 #include "domprof/words.h"
 #include "host/domains.h"
+#include "host/tcg.h"
 
 #define POLL_MS		100
 #define SYNC_EVERY_NS	(3 * 1000000000ull)
@@ -38,6 +40,7 @@ struct record {
 	struct collector *col;
 	struct hostsync *hs;
 	struct rdomains *rd; /* NULL with --domains none */
+	struct rtcg *tcg;    /* QEMU TCG plugins; NULL with --domains none */
 	uint64_t last_domain_poll;
 	struct dp_words out; /* words of the current round */
 	uint64_t start_ns;
@@ -113,6 +116,20 @@ static int emit_header(struct record *r)
 		args[6] = e->flags;
 		ret = dp_words__record_str(&r->out, DP_CODE_EVENT_DEF, args, 7, e->spec.name,
 					   strnlen(e->spec.name, sizeof(e->spec.name)));
+	}
+	if (ret >= 0 && !r->opts.no_domains) {
+		/* The TCG plugins' samples: one every TCG_PLUGIN_PERIOD guest instructions. */
+		static const char name[] = "tcg-instructions";
+
+		args[0] = collector__nevents(c);
+		args[1] = DP_EVENT_TYPE_TCG;
+		args[2] = 0;
+		args[3] = TCG_PLUGIN_PERIOD;
+		args[4] = 0;
+		args[5] = 0;
+		args[6] = DP_EVENT_KERNEL | DP_EVENT_USER;
+		ret = dp_words__record_str(&r->out, DP_CODE_EVENT_DEF, args, 7, name,
+					   sizeof(name) - 1);
 	}
 	return ret;
 }
@@ -221,6 +238,13 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 				    r->hs, &r->rd, errbuf, errlen);
 		if (ret < 0)
 			goto err;
+		ret = rtcg__new(opts->tcg_socket, r->hs, collector__nevents(r->col), &r->tcg);
+		if (ret < 0) {
+			fail(errbuf, errlen, ret, "cannot listen for TCG plugins at %s: %s",
+			     opts->tcg_socket ? opts->tcg_socket : TCGRING_DEFAULT_SOCKET,
+			     strerror(-ret));
+			goto err;
+		}
 		r->last_domain_poll = collector__now();
 		ret = rdomains__poll(r->rd, r->last_domain_poll, &r->out);
 		if (ret < 0) {
@@ -266,6 +290,12 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 		}
 		if (horizon > now - DOMAIN_HOLD_NS)
 			horizon = now > DOMAIN_HOLD_NS ? now - DOMAIN_HOLD_NS : 0;
+	}
+	if (r->tcg) {
+		/* Before the flush: their samples are records of the host's sync stage. */
+		ret = rtcg__poll(r->tcg, collector__now(), &r->out);
+		if (ret < 0)
+			return fail(errbuf, errlen, ret, "TCG plugins: %s", strerror(-ret));
 	}
 	if (r->rd) {
 		bool wrote;
@@ -477,6 +507,7 @@ void record__free(struct record *r)
 {
 	if (!r)
 		return;
+	rtcg__free(r->tcg);
 	rdomains__free(r->rd);
 	collector__free(r->col);
 	hostsync__free(r->hs);

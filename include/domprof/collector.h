@@ -128,6 +128,9 @@ struct record_passive {
 	int64_t slide;
 };
 
+/* The TCG plugin's default period (guest instructions per sample, doc/tcg-plugin.md). */
+#define TCG_PLUGIN_PERIOD 1000000
+
 struct record_opts {
 	const char *session_dir;
 	unsigned separate;    /* DP_SEP_* */
@@ -139,6 +142,7 @@ struct record_opts {
 	char *const *domains_only;	/* --domains NAME,...; NULL: all */
 	unsigned ndomains_only;
 	enum guest_sampling guest_sampling;
+	const char *tcg_socket; /* where QEMU TCG plugins connect; NULL: the default */
 	/*
 	 * Passive domains: guest samples of a domain of that name resolve
 	 * against its image. Their images are taken over by record__open

@@ -93,6 +93,9 @@ enum dp_image_kind {
 	DP_IMAGE_KIND_MAX,
 };
 
+/* DP_CODE_EVENT_DEF type of the TCG plugins' samples (not a perf type). */
+#define DP_EVENT_TYPE_TCG 0x7463u
+
 /* DP_CODE_EVENT_DEF flags */
 #define DP_EVENT_KERNEL	       (1u << 0) /* counts kernel mode */
 #define DP_EVENT_USER	       (1u << 1) /* counts user mode */
