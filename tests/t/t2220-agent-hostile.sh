@@ -80,7 +80,7 @@ test_expect_success 'the hostile domain still gets a report; the rest of the ses
 test_expect_success 'nothing written outside the session, no symlink in it' '
 	[ -n "$session" ] &&
 	! find s -type l | grep . &&
-	! find / -xdev \( -name "domprof-hostile-escape*" -o -name "evil-module*" \) \
+	! find / -xdev -newer before.mark \( -name "domprof-hostile-escape*" -o -name "evil-module*" \) \
 		! -path "$session/*" -print 2>/dev/null | grep . &&
 	! find "$TEST_DIR" -newer before.mark ! -path "$session/*" ! -path "$session" \
 		! -name "*.console.log" ! -name trace.txt ! -name "record.*" ! -name ".*" -print | grep . &&
