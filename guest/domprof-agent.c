@@ -39,7 +39,11 @@
 #define MODULES_NS    2000000000ull
 #define FLUSH_NS      100000000ull
 #define DROPPED_NS    1000000000ull
-#define RING_PAGES    128 /* per CPU, data pages (power of two) */
+/*
+ * Per CPU, data pages (power of two): 2 MiB holds about 9 s of 4 kHz samples,
+ * what a TCG guest needs while a resync sends its whole kallsyms again.
+ */
+#define RING_PAGES    512
 
 static volatile sig_atomic_t stop;
 
