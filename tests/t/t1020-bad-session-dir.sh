@@ -3,6 +3,11 @@
 # into a non-empty directory that is not a session, and leaves it untouched.
 . "$top_srcdir/tests/lib.sh"
 test_require DOMPROF
+# This script checks session directories, not the one-collector lock: a
+# private lock keeps a recording test running beside it (make -j2 check)
+# from answering "another collector is running" first.
+DOMPROF_LOCK_DIR=$TEST_DIR/lock
+export DOMPROF_LOCK_DIR
 
 mkdir empty
 echo hello >afile
