@@ -50,7 +50,8 @@ struct gagent {
 	size_t nasked;
 	uint64_t last_dropped_frames, last_lost_records;
 	uint64_t stopped_ns; /* 0 while the domain runs */
-	bool want_resync;    /* asked for after the poll that brought the first HELLO */
+	bool want_resync;    /* asked for after the poll whose callbacks found it needed */
+	bool resynced;	     /* this incarnation was asked for a new one already */
 	struct gagent *next;
 };
 
@@ -158,13 +159,7 @@ static void on_hello(const struct agentlink_hello *h, void *arg)
 		return;
 	}
 	ga->incarnations++;
-	/*
-	 * An agent that ran before this recording may have dropped the start of
-	 * its state from a full backlog, and what it says is relative to its own
-	 * start: ask for everything afresh, once.
-	 */
-	if (h->first && (h->features & AP_FEAT_RESYNC))
-		ga->want_resync = true;
+	ga->resynced = false;
 	n = (size_t)snprintf(ga->kname, sizeof(ga->kname), "vmlinux");
 	if (h->kernel_build_id_len >= 2) {
 		n += (size_t)snprintf(ga->kname + n, sizeof(ga->kname) - n, "-");
@@ -341,6 +336,15 @@ static void on_dropped(uint64_t frames, uint64_t records, void *arg)
 
 	if (c->err)
 		return;
+	/*
+	 * Frames dropped from the agent's backlog before anyone read them may
+	 * hold the start of its state (kallsyms, the process scan): without
+	 * them its samples cannot be placed. Ask for everything again, once.
+	 */
+	if (frames > ga->last_dropped_frames && !ga->resynced) {
+		ga->resynced = true;
+		ga->want_resync = true;
+	}
 	/* Cumulative counts of this incarnation: the records carry what is new. */
 	if (frames > ga->last_dropped_frames || records > ga->last_lost_records)
 		r = switch_to(c);

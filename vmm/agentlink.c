@@ -74,6 +74,12 @@ struct agentlink {
 
 	bool config_needed;
 	bool resync_needed;
+	/*
+	 * An agent met in the middle of its sequence (its HELLO went to an
+	 * earlier collector): ask it for a new incarnation, at most this often.
+	 */
+	uint64_t blind_resync_ns;
+	bool blind_resync;
 	uint32_t features; /* the current incarnation's HELLO */
 
 	uint8_t out[OUT_CAP];
@@ -280,6 +286,12 @@ static bool compose(struct agentlink *l, uint64_t now)
 		if (l->features & AP_FEAT_RESYNC)
 			ap_wr__u64(&w, l->inc);
 		out_frame(l, AP_ACK, pl, w.len);
+		return true;
+	}
+	if (l->blind_resync) {
+		/* Sent without knowing its features: an agent without RESYNC skips it. */
+		l->blind_resync = false;
+		out_frame(l, AP_RESYNC, pl, 0);
 		return true;
 	}
 	if (l->resync_needed && l->have_inc) {
@@ -863,8 +875,21 @@ static void handle_frame(struct agentlink *l, uint64_t now, const struct ap_hdr 
 			l->st.duplicates++; /* a replay of an incarnation that is over */
 			return;
 		}
-		/* A sequenced frame before its HELLO, a HELLO with seq != 1, an unreadable HELLO.
+		/*
+		 * A sequenced frame of an incarnation we never saw the HELLO of:
+		 * the agent ran before this link (an earlier collector took its
+		 * HELLO). Skip it and ask for everything again, rather than reset a
+		 * link that would only meet the same frames after reconnecting.
 		 */
+		if (hdr->type != AP_HELLO && hdr->incarnation != 0) {
+			l->st.duplicates++;
+			if (!l->blind_resync_ns || now - l->blind_resync_ns >= 2000000000ull) {
+				l->blind_resync_ns = now;
+				l->blind_resync = true;
+			}
+			return;
+		}
+		/* A HELLO with seq != 1, an unreadable HELLO. */
 		if (hdr->type != AP_HELLO || hdr->seq != 1 || decode_hello(p, hdr->len, &h) < 0) {
 			violation(l, now, cbs, arg);
 			return;
