@@ -37,9 +37,6 @@ prereq_QEMU() {
 }
 
 prereq_LIBVIRT() {
-	# Guests are heavy on a 2-CPU machine and their tests measure rates:
-	# one guest test (or recording test) at a time, even under make -j2 check.
-	test_lock_collector
 	command -v virsh >/dev/null 2>&1 ||
 		{ echo "needs virsh (apt-get install libvirt-clients)"; return 1; }
 	sh "$guest_srcdir/libvirtd.sh" start >/dev/null 2>"$TEST_DIR/.libvirtd.err" || {
