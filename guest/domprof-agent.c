@@ -33,11 +33,11 @@
 #include "domprof/le.h"
 #include "elfnote.h"
 
-#define TICK_MS	      100
+#define TICK_MS	      250
 #define PORT_RETRY_NS 200000000ull
 #define PORT_FIND_NS  2000000000ull
 #define MODULES_NS    2000000000ull
-#define FLUSH_NS      100000000ull
+#define FLUSH_NS      250000000ull
 #define DROPPED_NS    1000000000ull
 /*
  * Per CPU, data pages (power of two): 2 MiB holds about 9 s of 4 kHz samples,
