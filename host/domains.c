@@ -601,7 +601,15 @@ int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly
 		return ret;
 	}
 	pthread_mutex_init(&rd->mu, NULL);
-	pthread_cond_init(&rd->cv, NULL);
+	{
+		pthread_condattr_t ca;
+
+		/* The poller's deadlines are CLOCK_MONOTONIC, as every time here. */
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&rd->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	rd->qtail = &rd->qhead;
 	ret = vmm__new(opts, &rd->vmm, errbuf, errlen);
 	if (ret < 0) {
