@@ -173,7 +173,10 @@ test_expect_success 'each vCPU'"'"'s reported wait matches its schedstat run del
 	    # (within 2 % in every run here).
 	    if abs(err) > 5:
 	        print("  <-- off by more than 5 %"); bad += 1
-	    if wait + run > rwin * 1.01:
+	    # schedstat moves its counters when the thread is switched, so a
+	    # reading mid-wait leaves that wait to the next interval: the sums may
+	    # pass the window by about one timeslice of the other guest (tens of ms).
+	    if wait + run > rwin * 1.01 + 150e6:
 	        print("  <-- wait + run exceed the recorder window"); bad += 1
 	    if lead < 0 or tail < 0 or rwin < 0.9 * mywin:
 	        print("  <-- the recorder window is not within the measured one, or far shorter"); bad += 1
