@@ -1115,41 +1115,35 @@ static int agent_line(struct pp_session *s, char *line, void *arg)
 	return 1;
 }
 
-static int read_domain_meta(struct pp_session *s, struct pp_domain *pd)
+/* One of a domain's meta files: *found when it was there; a damaged one is a note. */
+static int read_domain_file(struct pp_session *s, struct pp_domain *pd, const char *name,
+			    line_fn fn, void *arg, bool *found, uint64_t *bad)
 {
-	uint64_t bad = 0;
 	char *path;
 	int r;
 
-	if (asprintf(&path, "%s/meta/domain", pd->dir) < 0)
+	if (asprintf(&path, "%s/meta/%s", pd->dir, name) < 0)
 		return -ENOMEM;
-	r = for_each_line(s, s->dirfd, path, domain_line, pd, &bad);
+	r = for_each_line(s, s->dirfd, path, fn, arg, bad);
 	if (r == 0)
-		pd->has_meta = true;
+		*found = true;
 	else if (r != -ENOENT && r != -ENOMEM)
 		r = pp_session__note(s, "%s: %s", path, strerror(-r));
 	free(path);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	if (asprintf(&path, "%s/meta/vcpu-wait", pd->dir) < 0)
-		return -ENOMEM;
-	r = for_each_line(s, s->dirfd, path, wait_line, pd, &bad);
-	if (r == 0)
-		pd->has_wait = true;
-	else if (r != -ENOENT && r != -ENOMEM)
-		r = pp_session__note(s, "%s: %s", path, strerror(-r));
-	free(path);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	if (asprintf(&path, "%s/meta/agent", pd->dir) < 0)
-		return -ENOMEM;
-	r = for_each_line(s, s->dirfd, path, agent_line, &pd->agent, &bad);
-	if (r == 0)
-		pd->agent.has = true;
-	else if (r != -ENOENT && r != -ENOMEM)
-		r = pp_session__note(s, "%s: %s", path, strerror(-r));
-	free(path);
-	if (r < 0 && r != -ENOENT)
+	return r < 0 && r != -ENOENT ? r : 0;
+}
+
+static int read_domain_meta(struct pp_session *s, struct pp_domain *pd)
+{
+	uint64_t bad = 0;
+	int r;
+
+	r = read_domain_file(s, pd, "domain", domain_line, pd, &pd->has_meta, &bad);
+	if (!r)
+		r = read_domain_file(s, pd, "vcpu-wait", wait_line, pd, &pd->has_wait, &bad);
+	if (!r)
+		r = read_domain_file(s, pd, "agent", agent_line, &pd->agent, &pd->agent.has, &bad);
+	if (r)
 		return r;
 	if (bad)
 		return pp_session__note(s, "%s: %" PRIu64 " malformed metadata lines skipped",
