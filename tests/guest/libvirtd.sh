@@ -25,17 +25,26 @@ die() {
 
 # QEMU's console and log files go through virtlogd (libvirt's default
 # stdio_handler): a domain does not start without it.
+# A socket file alone proves nothing: one left by a virtlogd that died with
+# its machine refuses connections, and so would every domain start.
+virtlogd_alive() {
+	[ -S /run/libvirt/virtlogd-sock ] || return 1
+	p=$(cat /run/virtlogd.pid 2>/dev/null) || return 1
+	[ -n "$p" ] && [ "$(cat "/proc/$p/comm" 2>/dev/null)" = virtlogd ]
+}
+
 virtlogd_up() {
-	[ -S /run/libvirt/virtlogd-sock ] && return 0
+	virtlogd_alive && return 0
 	command -v virtlogd >/dev/null 2>&1 || die "needs virtlogd (apt-get install libvirt-daemon)" 2
 	mkdir -p /run/libvirt
+	rm -f /run/libvirt/virtlogd-sock /run/libvirt/virtlogd-admin-sock /run/virtlogd.pid
 	virtlogd -d || die "virtlogd -d failed" 2
 	n=0
-	while [ ! -S /run/libvirt/virtlogd-sock ] && [ $n -lt 50 ]; do
+	while ! virtlogd_alive && [ $n -lt 50 ]; do
 		sleep 0.1
 		n=$((n + 1))
 	done
-	[ -S /run/libvirt/virtlogd-sock ] || die "virtlogd started but its socket does not appear" 2
+	virtlogd_alive || die "virtlogd started but its socket does not appear" 2
 }
 
 start() {

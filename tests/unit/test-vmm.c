@@ -740,7 +740,8 @@ static void test_libvirt_real(void **state)
 	assert_int_equal(vmm__new(&opts, &v, err, sizeof(err)), 0);
 	assert_string_equal(vmm__notice(v), "");
 	assert_int_equal(vmm__poll(v, log_event, l), 0);
-	assert_int_equal(virDomainCreate(lv_dom), 0);
+	if (virDomainCreate(lv_dom) < 0)
+		fail_msg("libvirt cannot start a domain: %s", virGetLastErrorMessage());
 	poll_until(v, l, VMM_EV_STARTED, 0, name, 10, &at);
 	assert_true(at >= 0);
 	id = l->ev[at].dom.id;
