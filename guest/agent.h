@@ -76,6 +76,7 @@ struct agent {
 	size_t perf_len;
 	uint32_t perf_count;
 	uint64_t perf_first_ns;
+	uint64_t drain_ns, tour_ns; /* the last full drain began; the last CPU tour */
 	uint64_t lost;
 	uint64_t reported_dropped, reported_lost, dropped_ns;
 

@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,11 +40,12 @@
 #define MODULES_NS    2000000000ull
 #define FLUSH_NS      250000000ull
 #define DROPPED_NS    1000000000ull
+#define TOUR_NS	      2000000000ull
 /*
  * Per CPU, data pages (power of two): 2 MiB holds about 9 s of 4 kHz samples,
  * what a TCG guest needs while a resync sends its whole kallsyms again.
  */
-#define RING_PAGES    512
+#define RING_PAGES 512
 
 static volatile sig_atomic_t stop;
 
@@ -344,6 +346,9 @@ static int perf__open(struct agent *a)
 			ok++;
 	}
 	a->timeline_ok = ok && a->timeline;
+	/* A new timeline: its first MARK waits for a drain of it, and a tour starts it. */
+	a->drain_ns = 0;
+	a->tour_ns = 0;
 	if (!ok)
 		a->sampling_ok = a->build_id_ok = false;
 	return ok ? 0 : -ENODEV;
@@ -650,6 +655,52 @@ static void agent__restart_incarnation(struct agent *a)
 	a->served = 0;
 	link__new_incarnation(&a->link, new_incarnation());
 	agent__initial(a);
+	a->tour_ns = 0; /* the new instance on the host knows no CPU's task yet */
+}
+
+/*
+ * A task that never leaves its CPU writes no switch record: the host would
+ * never learn who runs there. Passing through every CPU switches each one
+ * out and back in, so every CPU's current task is on record within a tour.
+ */
+static void agent__tour(struct agent *a, uint64_t now)
+{
+	cpu_set_t all, one;
+
+	a->tour_ns = now;
+	if (sched_getaffinity(0, sizeof(all), &all))
+		return;
+	for (int i = 0; i < a->ncpus; i++) {
+		if (a->cpus[i].fd < 0 || a->cpus[i].cpu >= CPU_SETSIZE)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(a->cpus[i].cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) == 0)
+			sched_yield();
+	}
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
+/*
+ * MARK t: every timeline record before guest time t has gone out. t is
+ * when the drain before this one began: a record stamped just before a
+ * drain may still be being written into its ring (a vCPU can be stopped by
+ * the host mid-write), one drain period later it is not.
+ */
+static void agent__mark(struct agent *a, uint64_t drain_start)
+{
+	uint8_t p[8];
+
+	if (!a->timeline_ok) {
+		a->drain_ns = 0;
+		return;
+	}
+	if (a->drain_ns) {
+		agent__perf_flush(a);
+		le64_put(p, a->drain_ns);
+		link__send(&a->link, AP_MARK, p, sizeof(p));
+	}
+	a->drain_ns = drain_start;
 }
 
 static void agent__send_dropped(struct agent *a, uint64_t now)
@@ -711,8 +762,11 @@ static void agent__loop(struct agent *a)
 			}
 		}
 		if (now - last_drain >= FLUSH_NS || ring_ready) {
+			if (a->timeline_ok && now - a->tour_ns >= TOUR_NS)
+				agent__tour(a, now);
 			perf__drain(a);
 			last_drain = now;
+			agent__mark(a, now);
 		}
 		if (a->perf_count && now - a->perf_first_ns >= FLUSH_NS)
 			agent__perf_flush(a);

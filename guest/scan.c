@@ -92,7 +92,7 @@ int agent__send_hello(struct agent *a)
 	if (a->build_id_ok)
 		features |= AP_FEAT_BUILD_ID;
 	if (a->timeline_ok)
-		features |= AP_FEAT_TIMELINE;
+		features |= AP_FEAT_TIMELINE | AP_FEAT_MARK;
 	if (a->sampling_ok)
 		features |= AP_FEAT_SAMPLING;
 

@@ -31,6 +31,13 @@
 #define MAX_REQUESTS  4096	  /* build-ids asked for per incarnation */
 #define FILE_MAX      (64ull << 20)
 #define STOP_GRACE_NS (5ull * 1000000000ull)
+/*
+ * The clock error bound of a handed-off sample (doc/assisted.md): the best
+ * PING/PONG half round trip plus drift between rounds; before a PONG, the
+ * HELLO's unmeasured offset gets a generous bound.
+ */
+#define CLOCK_SLACK_NS	 1000000ull
+#define CLOCK_UNKNOWN_NS 20000000ull
 
 struct text {
 	char *p;
@@ -41,7 +48,8 @@ struct text {
 struct gagent {
 	uint32_t domain;
 	struct agentlink *link;
-	struct hostsync *hs; /* NULL until the first HELLO */
+	struct hostsync *hs;  /* NULL until the first HELLO */
+	uint32_t sample_freq; /* what the agent was told to sample at */
 	unsigned incarnations;
 	char kname[64];
 	struct text ksyms, mods;
@@ -382,7 +390,16 @@ static void on_gap(const struct agentlink_gap *g, void *arg)
 		c->err = r;
 }
 
+static void on_mark(uint64_t guest_ns, void *arg)
+{
+	struct cbctx *c = arg;
+
+	if (c->ga->hs)
+		hostsync__timeline_mark(c->ga->hs, guest_ns);
+}
+
 static const struct agentlink_cbs cbs = {
+	.mark = on_mark,
 	.hello = on_hello,
 	.ksym = on_ksym,
 	.module = on_module,
@@ -415,6 +432,7 @@ int ragents__add(struct ragents *ra, uint32_t domain, const char *socket, uint32
 	if (!ga)
 		return -ENOMEM;
 	ga->domain = domain;
+	ga->sample_freq = sample_freq;
 	r = agentlink__new(socket, &o, &ga->link);
 	if (r < 0) {
 		free(ga);
@@ -423,6 +441,32 @@ int ragents__add(struct ragents *ra, uint32_t domain, const char *socket, uint32
 	ga->next = ra->list;
 	ra->list = ga;
 	return 0;
+}
+
+int ragents__handoff(struct ragents *ra, const struct hostsync_guest_sample *s, bool agent_only)
+{
+	struct gagent *ga;
+	int64_t offset;
+	uint64_t err;
+	int r;
+
+	for (ga = ra ? ra->list : NULL; ga && ga->domain != s->domain; ga = ga->next)
+		;
+	if (!ga || !ga->hs || ga->stopped_ns)
+		return 0;
+	if (ga->sample_freq) {
+		/* Its own samples and these would count the same guest time twice. */
+		if (agent_only)
+			return 0;
+		ga->sample_freq = 0;
+		agentlink__set_config(ga->link, 0, true);
+	}
+	if (agentlink__clock(ga->link, &offset, &err) == 0)
+		err += CLOCK_SLACK_NS;
+	else
+		err = CLOCK_UNKNOWN_NS;
+	r = hostsync__queue_handoff(ga->hs, s, err);
+	return r < 0 ? r : 1;
 }
 
 void ragents__stopped(struct ragents *ra, uint32_t domain, uint64_t now)

@@ -16,6 +16,13 @@ int ragents__new(struct ragents **out);
  * its own cpu-clock samples at (0: the timeline only, no samples).
  */
 int ragents__add(struct ragents *ra, uint32_t domain, const char *socket, uint32_t sample_freq);
+/*
+ * A host-side guest-mode sample of domain (hostsync_handoff_fn): 1 when its
+ * agent's instance takes it for attribution. The first one turns an agent
+ * that samples by itself (auto) to the timeline only, unless agent_only.
+ */
+struct hostsync_guest_sample;
+int ragents__handoff(struct ragents *ra, const struct hostsync_guest_sample *s, bool agent_only);
 /* The domain stopped: its agent is dropped a little later. */
 void ragents__stopped(struct ragents *ra, uint32_t domain, uint64_t now);
 /*

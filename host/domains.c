@@ -278,6 +278,10 @@ static int on_threads(struct rdomains *rd, const struct vmm_domain *d)
 
 		ret = dp_words__record_str(rd->out, DP_CODE_DOMAIN_THREAD, a, 5, t->comm,
 					   strnlen(t->comm, sizeof(t->comm)));
+		/* A KVM guest-mode sample's vCPU is its thread's (doc/assisted.md). */
+		if (ret >= 0 && t->tid > 0)
+			ret = hostsync__set_vcpu(rd->hs, (uint32_t)t->tid,
+						 t->role == DP_THREAD_VCPU ? t->vcpu : -1);
 		if (ret >= 0 && t->role == DP_THREAD_VCPU)
 			ret = track(rd, d, t);
 	}
@@ -569,6 +573,14 @@ static int passive_take(struct record_passive *in, unsigned n, struct rpassive *
 	return ret;
 }
 
+/* A host-side guest-mode sample: its domain's agent places it, if it can (doc/assisted.md). */
+static int handoff(void *arg, const struct hostsync_guest_sample *s)
+{
+	struct rdomains *rd = arg;
+
+	return ragents__handoff(rd->agents, s, rd->sampling == GUEST_SAMPLING_AGENT);
+}
+
 int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly,
 		  enum guest_sampling sampling, uint32_t agent_freq, struct record_passive *passive,
 		  unsigned npassive, struct hostsync *hs, struct rdomains **out, char *errbuf,
@@ -600,6 +612,7 @@ int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly
 		free(rd);
 		return ret;
 	}
+	hostsync__set_handoff(hs, handoff, rd);
 	pthread_mutex_init(&rd->mu, NULL);
 	{
 		pthread_condattr_t ca;
@@ -748,6 +761,7 @@ void rdomains__free(struct rdomains *rd)
 	}
 	pthread_cond_destroy(&rd->cv);
 	pthread_mutex_destroy(&rd->mu);
+	hostsync__set_handoff(rd->hs, NULL, NULL);
 	ragents__free(rd->agents);
 	vmm__free(rd->vmm);
 	free(rd->vt);

@@ -28,7 +28,21 @@ struct hs_rec {
 	uint64_t seq; /* arrival order breaks ties, keeping each CPU's order */
 	uint32_t cpu;
 	uint32_t len;
+	bool handoff; /* data is a struct hostsync_guest_sample, time its deadline */
 	uint8_t data[];
+};
+
+/* A host thread that runs a vCPU: open addressing by tid, 0 = empty. */
+struct hs_vtid {
+	uint32_t tid;
+	int32_t vcpu;
+};
+
+/* Who runs on a guest CPU, from the agent's switch records (guest instances). */
+struct hs_vcpu {
+	uint32_t tgid, tid;
+	uint64_t since; /* host ns */
+	bool known;
 };
 
 struct hs_id {
@@ -86,6 +100,13 @@ struct hostsync {
 
 	struct hs_passive *passive;
 	size_t npassive;
+
+	hostsync_handoff_fn handoff;
+	void *handoff_arg;
+	struct hs_vtid *vtids;
+	size_t nvtids, vtidsize;
+	struct hs_vcpu *vcpus; /* guest instances: opts.ncpus of them */
+	uint64_t mark;	       /* the timeline is complete before this host ns */
 
 	/* What the words emitted so far have set. */
 	bool have_cpu, have_task, have_image, have_time, have_dom;
@@ -169,6 +190,8 @@ void hostsync__free(struct hostsync *hs)
 	free(hs->ids);
 	free(hs->doms);
 	free(hs->passive);
+	free(hs->vtids);
+	free(hs->vcpus);
 	kernel__fini(&hs->kernel);
 	procs__fini(&hs->procs);
 	images__fini(&hs->images);
@@ -321,6 +344,7 @@ static int event_index(const struct hostsync *hs, uint64_t id, bool has_id)
 struct hs_sample {
 	uint64_t id, ip, time;
 	uint32_t pid, tid, cpu;
+	uint32_t cpu_res; /* CPU's reserved half: a TCG plugin's vCPU + 1 (host/tcg.c) */
 	bool has_id, has_time, has_cpu;
 };
 
@@ -401,6 +425,7 @@ static int parse_sample(const struct hostsync *hs, const uint8_t *d, size_t len,
 	if (st & PERF_SAMPLE_CPU) {
 		NEED(8);
 		s->cpu = get32(d + off);
+		s->cpu_res = get32(d + off + 4);
 		s->has_cpu = true;
 		off += 8;
 	}
@@ -524,9 +549,11 @@ static struct hs_rec *heap_pop(struct hostsync *hs)
 	return top;
 }
 
-static bool type_wanted(uint32_t type)
+static bool type_wanted(const struct hostsync *hs, uint32_t type)
 {
 	switch (type) {
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return hs->opts.guest; /* an agent's timeline */
 	case PERF_RECORD_SAMPLE:
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -560,7 +587,7 @@ int hostsync__queue(struct hostsync *hs, int cpu, const void *rec, size_t len)
 	if (size < sizeof(struct perf_event_header) || size > len)
 		goto bad;
 	len = size;
-	if (!type_wanted(type))
+	if (!type_wanted(hs, type))
 		return 0;
 	if (type == PERF_RECORD_SAMPLE) {
 		if (parse_sample(hs, d, len, &s) < 0) {
@@ -599,6 +626,7 @@ int hostsync__queue(struct hostsync *hs, int cpu, const void *rec, size_t len)
 		hs->st.late++;
 	r->cpu = (uint32_t)cpu;
 	r->len = (uint32_t)len;
+	r->handoff = false;
 	memcpy(r->data, d, len);
 	ret = heap_push(hs, r);
 	if (ret < 0) {
@@ -1036,6 +1064,193 @@ static int passive_sample(struct hostsync *hs, struct hs_passive *e, uint64_t ip
 	return *img ? 0 : -ENOMEM;
 }
 
+static size_t vtid_slot(const struct hostsync *hs, uint32_t tid)
+{
+	size_t mask = hs->vtidsize - 1, i = (size_t)hash_mix64(tid) & mask;
+
+	while (hs->vtids[i].tid && hs->vtids[i].tid != tid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int32_t vtid_find(const struct hostsync *hs, uint32_t tid)
+{
+	const struct hs_vtid *e;
+
+	if (!hs->nvtids || !tid)
+		return -1;
+	e = &hs->vtids[vtid_slot(hs, tid)];
+	return e->tid ? e->vcpu : -1;
+}
+
+int hostsync__set_vcpu(struct hostsync *hs, uint32_t tid, int vcpu)
+{
+	struct hs_vtid *e;
+
+	if (!tid)
+		return -EINVAL;
+	/* A thread that stops being a vCPU keeps its slot, as -1: probing stays simple. */
+	if ((hs->nvtids + 1) * 2 > hs->vtidsize) {
+		size_t size = hs->vtidsize ? hs->vtidsize * 2 : 64;
+		struct hs_vtid *old = hs->vtids, *n = calloc(size, sizeof(*n));
+		size_t oldsize = hs->vtidsize;
+
+		if (!n)
+			return -ENOMEM;
+		hs->vtids = n;
+		hs->vtidsize = size;
+		for (size_t i = 0; i < oldsize; i++)
+			if (old[i].tid)
+				hs->vtids[vtid_slot(hs, old[i].tid)] = old[i];
+		free(old);
+	}
+	e = &hs->vtids[vtid_slot(hs, tid)];
+	if (!e->tid)
+		hs->nvtids++;
+	e->tid = tid;
+	e->vcpu = vcpu < 0 ? -1 : vcpu;
+	return 0;
+}
+
+void hostsync__set_handoff(struct hostsync *hs, hostsync_handoff_fn fn, void *arg)
+{
+	hs->handoff = fn;
+	hs->handoff_arg = arg;
+}
+
+static struct hs_vcpu *vcpus_get(struct hostsync *hs)
+{
+	if (!hs->vcpus && hs->opts.ncpus && hs->opts.ncpus <= HS_CPU_MAX)
+		hs->vcpus = calloc(hs->opts.ncpus, sizeof(*hs->vcpus));
+	return hs->vcpus;
+}
+
+void hostsync__timeline_mark(struct hostsync *hs, uint64_t guest_ns)
+{
+	int64_t off = hs->opts.time_offset;
+	uint64_t t = off < 0 && guest_ns < (uint64_t)-off ? 0 : guest_ns + (uint64_t)off;
+
+	if (t > hs->mark)
+		hs->mark = t;
+}
+
+int hostsync__queue_handoff(struct hostsync *hs, const struct hostsync_guest_sample *s,
+			    uint64_t err_ns)
+{
+	struct hs_rec *r;
+	int ret;
+
+	if (!hs->opts.guest)
+		return -EINVAL;
+	r = malloc(sizeof(*r) + sizeof(*s));
+	if (!r)
+		return -ENOMEM;
+	/* Decided once every record up to time + err has been seen. */
+	r->time = s->time + err_ns;
+	r->seq = hs->seq++;
+	r->cpu = s->cpu;
+	r->len = (uint32_t)sizeof(*s);
+	r->handoff = true;
+	memcpy(r->data, s, sizeof(*s));
+	ret = heap_push(hs, r);
+	if (ret < 0) {
+		free(r);
+		return ret;
+	}
+	hs->st.records++;
+	return 0;
+}
+
+/*
+ * SWITCH_CPU_WIDE from an agent's dummy event: an OUT record names the task
+ * coming in (next_prev), an IN record is written by it (sample_id): either
+ * way the CPU's task from the record's time on.
+ */
+static int do_switch(struct hostsync *hs, const struct hs_rec *r)
+{
+	struct hs_vcpu *v = vcpus_get(hs);
+	struct hs_sample s;
+	uint16_t misc = get16(r->data + 4);
+
+	if (!hs->opts.sample_id_all || body_len(hs, r->len) < 16)
+		return -EBADMSG;
+	if (!v || r->cpu >= hs->opts.ncpus)
+		return 0;
+	v += r->cpu;
+	if (misc & PERF_RECORD_MISC_SWITCH_OUT) {
+		v->tgid = get32(r->data + 8);
+		v->tid = get32(r->data + 12);
+	} else {
+		parse_trailer(hs, r->data, r->len, &s);
+		v->tgid = s.pid;
+		v->tid = s.tid;
+	}
+	v->since = r->time;
+	v->known = true;
+	return 0;
+}
+
+static int do_handoff(struct hostsync *hs, const struct hs_rec *r, struct dp_words *out)
+{
+	struct hostsync_guest_sample g;
+	const struct hs_vcpu *v = NULL;
+	struct hs_image *img = NULL, *app = NULL;
+	struct hs_proc *proc = NULL;
+	struct hs_rec at;
+	uint64_t offset = 0, err;
+	uint32_t tgid = 0, tid = 0;
+	int ret;
+
+	memcpy(&g, r->data, sizeof(g));
+	err = r->time - g.time;
+	if (g.vcpu >= 0 && (uint32_t)g.vcpu < hs->opts.ncpus && vcpus_get(hs))
+		v = &hs->vcpus[g.vcpu];
+	/* Covered: the task ran from before time - err, and nothing is missing up to time + err. */
+	if (v && v->known && v->since + err <= g.time && hs->mark >= r->time) {
+		hs->st.assisted++;
+		tgid = v->tgid;
+		tid = v->tid;
+		proc = tgid ? procs__find(&hs->procs, tgid) : NULL;
+		if (proc && proc->known)
+			app = proc->app;
+		else if (!tgid)
+			app = hs->kernel.kimg; /* the idle task */
+	} else {
+		hs->st.unassisted++;
+	}
+	if (g.mode == DP_MODE_GUEST_KERNEL) {
+		/* The guest kernel's symbols are the agent's, with or without a task. */
+		img = kernel__resolve(&hs->kernel, g.ip, &offset);
+	} else if (proc && proc->known) {
+		const struct hs_map *m = proc__find_map(proc, g.ip);
+
+		if (m) {
+			img = m->img;
+			offset = img->kind == DP_IMAGE_FILE ? g.ip - m->start + m->pgoff
+							    : g.ip - m->img->start;
+		}
+	}
+	if (!img) {
+		img = guest_class(hs, g.mode);
+		if (!img)
+			return -ENOMEM;
+		offset = g.ip;
+	}
+	if (offset == DP_ESCAPE)
+		offset = 0;
+	at = *r;
+	at.time = g.time;
+	ret = emit_context(hs, &at, hs->opts.domain, tgid, tid, app, img, g.mode, out);
+	if (ret < 0)
+		return ret;
+	ret = dp_words__sample(out, offset, g.event);
+	if (ret < 0)
+		return ret;
+	hs->st.samples++;
+	hs->st.guest++;
+	return 0;
+}
+
 static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_words *out)
 {
 	struct hs_image *img = NULL, *app = NULL;
@@ -1089,6 +1304,25 @@ static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_word
 		mode = cpumode == PERF_RECORD_MISC_GUEST_KERNEL ? DP_MODE_GUEST_KERNEL
 								: DP_MODE_GUEST_USER;
 		hs->st.guest++;
+		if (hs->handoff && !hs->opts.guest && dom) {
+			struct hostsync_guest_sample g = {
+				.time = r->time,
+				.ip = s.ip,
+				.domain = dom->domain,
+				.vcpu = s.cpu_res ? (int32_t)(s.cpu_res - 1) : vtid_find(hs, s.tid),
+				.cpu = r->cpu,
+				.mode = mode,
+				.event = (uint32_t)idx,
+			};
+
+			ret = hs->handoff(hs->handoff_arg, &g);
+			if (ret < 0)
+				return ret;
+			if (ret > 0) {
+				hs->st.handed_off++;
+				return 0;
+			}
+		}
 		{
 			uint32_t d = hs->opts.guest ? hs->opts.domain : dom ? dom->domain : 0;
 			struct hs_passive *e = d ? passive_find(hs, d) : NULL;
@@ -1155,9 +1389,13 @@ static int process(struct hostsync *hs, const struct hs_rec *r, struct dp_words 
 	const uint8_t *d = r->data;
 	uint64_t args[2];
 
+	if (r->handoff)
+		return do_handoff(hs, r, out);
 	switch (get32(d)) {
 	case PERF_RECORD_SAMPLE:
 		return do_sample(hs, r, out);
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return do_switch(hs, r);
 	case PERF_RECORD_MMAP:
 		return do_mmap(hs, d, r->len, false, out);
 	case PERF_RECORD_MMAP2:
@@ -1177,6 +1415,9 @@ static int process(struct hostsync *hs, const struct hs_rec *r, struct dp_words 
 		args[0] = r->cpu;
 		args[1] = get64(d + at);
 		hs->st.lost += args[1];
+		/* A lost switch record: this CPU's task is not known until the next one. */
+		if (hs->vcpus && r->cpu < hs->opts.ncpus)
+			hs->vcpus[r->cpu].known = false;
 		return dp_words__record(out, DP_CODE_LOST, args, 2);
 	}
 	case PERF_RECORD_THROTTLE:

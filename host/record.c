@@ -297,12 +297,10 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "TCG plugins: %s", strerror(-ret));
 	}
-	if (r->rd) {
+	if (r->rd && horizon_override != UINT64_MAX) {
 		bool wrote;
 
-		ret = horizon_override == UINT64_MAX
-			      ? rdomains__agents_finish(r->rd, &r->out, &wrote)
-			      : rdomains__agents(r->rd, collector__now(), horizon, &r->out, &wrote);
+		ret = rdomains__agents(r->rd, collector__now(), horizon, &r->out, &wrote);
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "guest agents: %s", strerror(-ret));
 		if (wrote)
@@ -311,6 +309,14 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 	ret = hostsync__flush(r->hs, horizon, &r->out);
 	if (ret < 0)
 		return fail(errbuf, errlen, ret, "sync stage: %s", strerror(-ret));
+	/* At the end after the host's flush: the guest samples it hands off are placed there. */
+	if (r->rd && horizon_override == UINT64_MAX) {
+		bool wrote;
+
+		ret = rdomains__agents_finish(r->rd, &r->out, &wrote);
+		if (ret < 0)
+			return fail(errbuf, errlen, ret, "guest agents: %s", strerror(-ret));
+	}
 	return push(r, errbuf, errlen);
 }
 

@@ -49,7 +49,8 @@ static void on_sample(void *arg, const struct tcgserver_sample *s)
 	le32_put(rec + 28, s->pid); /* the plugin knows vCPUs, not threads */
 	le64_put(rec + 32, s->time_ns);
 	le32_put(rec + 40, 0); /* the host CPU is unknown */
-	le32_put(rec + 44, 0);
+	/* The vCPU + 1 in CPU's reserved half (the kernel's is 0): the sync stage's handoff. */
+	le32_put(rec + 44, s->vcpu < UINT32_MAX - 1 ? s->vcpu + 1 : 0);
 	le64_put(rec + 48, 1);
 	if (hostsync__queue(t->hs, -1, rec, sizeof(rec)) == -ENOMEM)
 		t->err = -ENOMEM;

@@ -418,6 +418,8 @@ const char *ap_type__name(uint16_t type)
 		return "DROPPED";
 	case AP_PONG:
 		return "PONG";
+	case AP_MARK:
+		return "MARK";
 	case AP_ACK:
 		return "ACK";
 	case AP_CONFIG:

@@ -454,12 +454,12 @@ static bool rate_persists(struct agentlink *l, uint64_t now, const struct agentl
 
 static bool is_sequenced_type(uint16_t type)
 {
-	return type >= AP_HELLO && type <= AP_DROPPED;
+	return (type >= AP_HELLO && type <= AP_DROPPED) || type == AP_MARK;
 }
 
 static bool is_known_type(uint16_t type)
 {
-	return (type >= AP_HELLO && type <= AP_PONG) || (type >= AP_ACK && type <= AP_PING);
+	return (type >= AP_HELLO && type <= AP_MARK) || (type >= AP_ACK && type <= AP_PING);
 }
 
 static int decode_hello(const uint8_t *p, size_t len, struct agentlink_hello *h)
@@ -956,6 +956,20 @@ static void handle_frame(struct agentlink *l, uint64_t now, const struct ap_hdr 
 		l->st.agent_lost_records = records;
 		if (cbs && cbs->dropped)
 			cbs->dropped(frames, records, arg);
+		break;
+	}
+	case AP_MARK: {
+		struct ap_rd r;
+		uint64_t t;
+
+		ap_rd__init(&r, p, hdr->len);
+		t = ap_rd__u64(&r);
+		if (r.err) {
+			l->st.malformed++;
+			break;
+		}
+		if (cbs && cbs->mark)
+			cbs->mark(t, arg);
 		break;
 	}
 	}

@@ -202,6 +202,8 @@ struct agentlink_cbs {
 	/* The agent's cumulative counts since it started (DROPPED). */
 	void (*dropped)(uint64_t backlog_frames, uint64_t perf_lost_records, void *arg);
 	void (*gap)(const struct agentlink_gap *g, void *arg);
+	/* MARK: every timeline record before guest CLOCK_MONOTONIC guest_ns has come. */
+	void (*mark)(uint64_t guest_ns, void *arg);
 };
 
 struct agentlink_stats {

@@ -28,6 +28,7 @@ enum ap_type {
 	AP_FILE = 5,
 	AP_DROPPED = 6,
 	AP_PONG = 7,
+	AP_MARK = 8, /* the timeline is complete up to a guest time */
 	/* host -> guest */
 	AP_ACK = 64,
 	AP_CONFIG = 65,
@@ -41,6 +42,7 @@ enum ap_type {
 #define AP_FEAT_TIMELINE (1u << 1) /* context_switch records are available */
 #define AP_FEAT_SAMPLING (1u << 2) /* CONFIG sample_freq can be honoured */
 #define AP_FEAT_RESYNC	 (1u << 3) /* RESYNC understood; ACK may carry the incarnation */
+#define AP_FEAT_MARK	 (1u << 4) /* MARK frames bound the timeline */
 
 struct ap_hdr {
 	uint16_t version;

@@ -42,6 +42,26 @@ struct hostsync_opts {
 	uint64_t image_id_base;
 };
 
+/*
+ * A host-side guest-mode sample, handed to its domain's guest instance for
+ * agent-assisted attribution (doc/assisted.md).
+ */
+struct hostsync_guest_sample {
+	uint64_t time;	 /* host CLOCK_MONOTONIC ns */
+	uint64_t ip;	 /* guest virtual address */
+	uint32_t domain; /* the domain the sample is of */
+	int32_t vcpu;	 /* the vCPU index; -1 when unknown */
+	uint32_t cpu;	 /* host CPU (for --separate cpu) */
+	uint32_t mode;	 /* DP_MODE_GUEST_KERNEL or DP_MODE_GUEST_USER */
+	uint32_t event;	 /* event index */
+};
+
+/*
+ * Offered each guest-mode sample of a domain: 1 when taken (the caller's
+ * guest instance places it), 0 to keep it in the host instance's classes.
+ */
+typedef int (*hostsync_handoff_fn)(void *arg, const struct hostsync_guest_sample *s);
+
 struct hostsync_stats {
 	uint64_t records;      /* records queued */
 	uint64_t samples;      /* samples emitted */
@@ -54,6 +74,9 @@ struct hostsync_stats {
 	uint64_t guest;	       /* guest-mode samples */
 	uint64_t proc_skipped; /* /proc entries that vanished or were unreadable during the scan */
 	uint64_t passive;      /* guest samples resolved into a passive domain's image */
+	uint64_t handed_off;   /* guest samples given to a guest instance */
+	uint64_t assisted;     /* handed-off samples placed on a guest task (guest instance) */
+	uint64_t unassisted;   /* handed-off samples outside the timeline (guest instance) */
 };
 
 struct hostsync;
@@ -122,6 +145,26 @@ const struct hostsync_stats *hostsync__stats(const struct hostsync *hs);
  */
 int hostsync__set_domain(struct hostsync *hs, uint32_t tgid, uint32_t domain,
 			 enum dp_domain_accel accel);
+
+/*
+ * Guest-mode samples of domains' VMM processes are offered to fn (NULL: no
+ * one) before they go to the generic classes or a passive image.
+ */
+void hostsync__set_handoff(struct hostsync *hs, hostsync_handoff_fn fn, void *arg);
+/*
+ * Host thread tid runs vCPU vcpu of its domain (-1: no longer): the vCPU
+ * of a KVM guest-mode sample. A TCG plugin's samples carry their own.
+ */
+int hostsync__set_vcpu(struct hostsync *hs, uint32_t tid, int vcpu);
+/*
+ * In a guest instance: place s on the guest task that ran on its vCPU at
+ * its time, if the agent's timeline covers [time - err_ns, time + err_ns];
+ * the rest go to the guest classes. Emitted in time order with the rest.
+ */
+int hostsync__queue_handoff(struct hostsync *hs, const struct hostsync_guest_sample *s,
+			    uint64_t err_ns);
+/* In a guest instance: the agent's MARK (guest CLOCK_MONOTONIC ns). */
+void hostsync__timeline_mark(struct hostsync *hs, uint64_t guest_ns);
 
 struct passive_domain;
 

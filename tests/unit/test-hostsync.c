@@ -1109,6 +1109,137 @@ static void test_passive_refused_and_no_data(void **state)
 	passive_domain__free(pd2);
 }
 
+/* ---- agent-assisted attribution (doc/assisted.md) ---------------------------------- */
+
+static void cpu_switch(struct rec *r, bool out, uint32_t pid, uint32_t tid, uint32_t np_pid,
+		       uint32_t np_tid, uint64_t time, uint32_t cpu)
+{
+	begin(r, PERF_RECORD_SWITCH_CPU_WIDE, out ? PERF_RECORD_MISC_SWITCH_OUT : 0);
+	put32(r, np_pid);
+	put32(r, np_tid);
+	trailer(r, pid, tid, time, cpu);
+	finish(r);
+}
+
+struct handoff_to {
+	struct hostsync *g;
+	uint64_t err;
+	unsigned offered;
+};
+
+static int to_guest(void *arg, const struct hostsync_guest_sample *s)
+{
+	struct handoff_to *h = arg;
+
+	h->offered++;
+	assert_int_equal(s->domain, 7);
+	return hostsync__queue_handoff(h->g, s, h->err) < 0 ? -ENOMEM : 1;
+}
+
+/*
+ * The KVM path with recorded streams (no KVM guest with an OS boots here):
+ * host perf GUEST_* samples of a vCPU thread, and TCG plugin samples with
+ * their vCPU, placed on the guest task the agent's switch records put on
+ * that vCPU, only where the timeline covers time +- err.
+ */
+static void test_assisted_handoff(void **state)
+{
+	struct fx *f = *state;
+	struct hostsync_opts o = {.sample_type = ST,
+				  .sample_id_all = 1,
+				  .ncpus = 2,
+				  .guest = 1,
+				  .domain = 7,
+				  .kernel_name = "vmlinux-g",
+				  .image_id_base = 0x100000000ull};
+	static const char ks[] = "ffffffff81000000 T _stext\n"
+				 "ffffffff81000100 t guest_fn\n"
+				 "ffffffff81001000 T _etext\n";
+	struct handoff_to h = {.err = 10};
+	const struct hostsync_stats *st;
+	struct rec r;
+	char *got;
+
+	assert_int_equal(hostsync__new(&o, &h.g), 0);
+	assert_int_equal(hostsync__load_kernel_mem(h.g, ks, sizeof(ks) - 1, NULL, 0, &f->out), 0);
+	dp_words__reset(&f->out);
+	/* Two guest processes with code at the same address: only the timeline tells them apart. */
+	mmap2_file(&r, 40, 0x400000, 0x1000, 0, "/usr/bin/gapp", 500);
+	assert_int_equal(hostsync__queue(h.g, 0, r.b, r.n), 0);
+	mmap2_file(&r, 50, 0x400000, 0x1000, 0, "/usr/bin/other", 500);
+	assert_int_equal(hostsync__queue(h.g, 0, r.b, r.n), 0);
+	/* vCPU 0: gapp from 1000 (an IN record), other from 2000 (an OUT record naming it). */
+	cpu_switch(&r, false, 40, 41, 0, 0, 1000, 0);
+	assert_int_equal(hostsync__queue(h.g, -1, r.b, r.n), 0);
+	cpu_switch(&r, true, 40, 41, 50, 51, 2000, 0);
+	assert_int_equal(hostsync__queue(h.g, -1, r.b, r.n), 0);
+	hostsync__timeline_mark(h.g, 2900);
+
+	/* The host: QEMU 100 is domain 7; thread 101 runs vCPU 0, 102 vCPU 1. */
+	assert_int_equal(hostsync__set_domain(f->hs, 100, 7, DP_DOMAIN_ACCEL_KVM), 0);
+	assert_int_equal(hostsync__set_vcpu(f->hs, 101, 0), 0);
+	assert_int_equal(hostsync__set_vcpu(f->hs, 102, 1), 0);
+	hostsync__set_handoff(f->hs, to_guest, &h);
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400010, 100, 101, 1500, 1);
+	q(f, 1, &r);
+	sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID1, 0xffffffff81000110, 100, 101, 1600, 1);
+	q(f, 1, &r);
+	/* Within err of the switch at 2000: not placed. */
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400018, 100, 101, 1995, 1);
+	q(f, 1, &r);
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400020, 100, 101, 2500, 1);
+	q(f, 1, &r);
+	/* vCPU 1 never switched on record. */
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400030, 100, 102, 2510, 1);
+	q(f, 1, &r);
+	/* A TCG plugin's sample: no vCPU thread, its vCPU + 1 in CPU's reserved half. */
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400040, 100, 100, 2600, 0);
+	memcpy(r.b + 8 + 8 + 8 + 8 + 8 + 4, &(uint32_t){1}, 4);
+	q(f, 0, &r);
+	/* Past the last MARK (2900 + err): the timeline may be missing a switch. */
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400050, 100, 101, 2895, 1);
+	q(f, 1, &r);
+	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
+	/* A thread that is no longer a vCPU: no vCPU, so no task. */
+	assert_int_equal(hostsync__set_vcpu(f->hs, 101, -1), 0);
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400060, 100, 101, 2700, 1);
+	q(f, 1, &r);
+	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
+	assert_int_equal(h.offered, 8);
+	assert_int_equal(hostsync__stats(f->hs)->handed_off, 8);
+	/* The host instance itself wrote no sample. */
+	assert_int_equal(hostsync__stats(f->hs)->samples, 0);
+	dp_words__reset(&f->out);
+	assert_int_equal(hostsync__flush(h.g, UINT64_MAX, &f->out), 0);
+	got = fmt(&f->out);
+	assert_string_equal(
+		got,
+		/* 1500 and 1600 (the kernel): gapp, as the IN record at 1000 says. */
+		"CPU_SWITCH 0x1; TIME 0x5dc; "
+		"IMAGE_DEF 0x100000002 0x1 0 0 0 0 0 0 0 '/usr/bin/gapp'; "
+		"TASK_SWITCH 0x28 0x29 0x100000002; IMAGE_SWITCH 0x100000002 0x4; S 0x10 0; "
+		"IMAGE_DEF 0x100000001 0x2 0 0 0 0 0 0xffffffff81000000 0xffffffff81001000 "
+		"'vmlinux-g'; IMAGE_SWITCH 0x100000001 0x3; S 0x110 1; "
+		/* 1995: too close to the switch at 2000. */
+		"TASK_SWITCH 0 0 0; IMAGE_DEF 0x100000004 0x6 0 0 0 0 0 0 0 '[guest-user]'; "
+		"IMAGE_SWITCH 0x100000004 0x4; S 0x400018 0; "
+		/* 2500: other, as the OUT record at 2000 named it; then vCPU 1, unknown. */
+		"IMAGE_DEF 0x100000003 0x1 0 0 0 0 0 0 0 '/usr/bin/other'; "
+		"TASK_SWITCH 0x32 0x33 0x100000003; IMAGE_SWITCH 0x100000003 0x4; S 0x20 0; "
+		"TASK_SWITCH 0 0 0; IMAGE_SWITCH 0x100000004 0x4; S 0x400030 0; "
+		/* 2600: the plugin's sample of vCPU 0. */
+		"CPU_SWITCH 0; TASK_SWITCH 0x32 0x33 0x100000003; "
+		"IMAGE_SWITCH 0x100000003 0x4; S 0x40 0; "
+		/* 2700: no vCPU; 2895: past the MARK. */
+		"CPU_SWITCH 0x1; TASK_SWITCH 0 0 0; IMAGE_SWITCH 0x100000004 0x4; "
+		"S 0x400060 0; S 0x400050 0; ");
+	free(got);
+	st = hostsync__stats(h.g);
+	assert_int_equal(st->assisted, 4);
+	assert_int_equal(st->unassisted, 4);
+	hostsync__free(h.g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1132,6 +1263,7 @@ int main(void)
 		T(test_passive_user_image),
 		T(test_passive_kernel_slide),
 		T(test_passive_refused_and_no_data),
+		T(test_assisted_handoff),
 #undef T
 	};
 
