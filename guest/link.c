@@ -194,7 +194,11 @@ uint64_t link__send(struct link *l, uint16_t type, const uint8_t *payload, size_
 
 int link__send_unseq(struct link *l, uint16_t type, const uint8_t *payload, size_t len)
 {
-	struct ap_hdr h = {.version = AP_VERSION, .type = type, .len = (uint32_t)len};
+	/* No seq, but the incarnation: the host takes a PONG of its current one only. */
+	struct ap_hdr h = {.version = AP_VERSION,
+			   .type = type,
+			   .len = (uint32_t)len,
+			   .incarnation = l->incarnation};
 	uint8_t *buf;
 
 	if (len > AP_MAX_PAYLOAD)

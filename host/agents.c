@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include <linux/perf_event.h>
 
@@ -65,6 +66,7 @@ struct gagent {
 
 struct ragents {
 	struct gagent *list;
+	uint64_t start_ns; /* the session's start: agent samples from before are not its */
 	uint64_t records_without_hello;
 };
 
@@ -186,6 +188,9 @@ static void on_hello(const struct agentlink_hello *h, void *arg)
 	o.time_offset = (int64_t)(h->host_ns - h->guest_mono_ns);
 	/* Ids never collide with the host's (below 2^32) or another incarnation's. */
 	o.image_id_base = (uint64_t)ga->domain << 40 | (uint64_t)(ga->incarnations & 0xff) << 32;
+	o.min_time = c->ra->start_ns;
+	/* Host-side sampling from the start: samples of an agent's earlier setting are not ours. */
+	o.skip_samples = ga->sample_freq == 0;
 	r = hostsync__new(&o, &ga->hs);
 	if (r < 0) {
 		/* An agent announcing a layout we cannot parse: its records are ignored. */
@@ -412,9 +417,12 @@ static const struct agentlink_cbs cbs = {
 int ragents__new(struct ragents **out)
 {
 	struct ragents *ra = calloc(1, sizeof(*ra));
+	struct timespec ts;
 
 	if (!ra)
 		return -ENOMEM;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ra->start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	*out = ra;
 	return 0;
 }
@@ -467,6 +475,19 @@ int ragents__handoff(struct ragents *ra, const struct hostsync_guest_sample *s, 
 		err = CLOCK_UNKNOWN_NS;
 	r = hostsync__queue_handoff(ga->hs, s, err);
 	return r < 0 ? r : 1;
+}
+
+unsigned ragents__fds(const struct ragents *ra, int *fds, unsigned max)
+{
+	unsigned n = 0;
+
+	for (const struct gagent *ga = ra ? ra->list : NULL; ga && n < max; ga = ga->next) {
+		int fd = agentlink__fd(ga->link);
+
+		if (fd >= 0)
+			fds[n++] = fd;
+	}
+	return n;
 }
 
 void ragents__stopped(struct ragents *ra, uint32_t domain, uint64_t now)

@@ -607,8 +607,15 @@ int collector__start(struct collector *c, char *errbuf, size_t errlen)
 
 int collector__poll(struct collector *c, int timeout_ms)
 {
-	struct pollfd pfd[MAX_CPUS];
-	nfds_t n = 0;
+	return collector__poll_with(c, timeout_ms, NULL, 0);
+}
+
+#define MAX_EXTRA 64
+
+int collector__poll_with(struct collector *c, int timeout_ms, const int *extra, unsigned nextra)
+{
+	struct pollfd pfd[MAX_CPUS + MAX_EXTRA];
+	nfds_t n = 0, nrings;
 	int r;
 
 	unsigned slot[MAX_CPUS];
@@ -621,6 +628,14 @@ int collector__poll(struct collector *c, int timeout_ms)
 		slot[n] = i;
 		n++;
 	}
+	nrings = n;
+	for (unsigned i = 0; i < nextra && i < MAX_EXTRA; i++) {
+		if (extra[i] < 0)
+			continue;
+		pfd[n].fd = extra[i];
+		pfd[n].events = POLLIN;
+		n++;
+	}
 	if (!n) {
 		/* Other threads may still write to rings whose first task is gone. */
 		poll(NULL, 0, timeout_ms);
@@ -629,7 +644,7 @@ int collector__poll(struct collector *c, int timeout_ms)
 	r = poll(pfd, n, timeout_ms);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
-	for (nfds_t i = 0; i < n; i++)
+	for (nfds_t i = 0; i < nrings; i++)
 		if (pfd[i].revents & (POLLHUP | POLLERR))
 			c->rings[slot[i]].hup = true;
 	return r;

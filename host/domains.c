@@ -672,6 +672,11 @@ int rdomains__agents(struct rdomains *rd, uint64_t now, uint64_t horizon, struct
 	return ragents__poll(rd->agents, now, horizon, out, wrote);
 }
 
+unsigned rdomains__agent_fds(const struct rdomains *rd, int *fds, unsigned max)
+{
+	return ragents__fds(rd->agents, fds, max);
+}
+
 int rdomains__agents_finish(struct rdomains *rd, struct dp_words *out, bool *wrote)
 {
 	return ragents__finish(rd->agents, out, wrote);

@@ -41,6 +41,8 @@ int rdomains__agents_finish(struct rdomains *rd, struct dp_words *out, bool *wro
 int rdomains__passive_finish(struct rdomains *rd, struct dp_words *out);
 /* Lines for the user (rdomains__passive_finish's notes, refusals), "" if none. */
 const char *rdomains__messages(const struct rdomains *rd);
+/* The guest agents' channel fds (up to max): a PONG is timed when it is read. */
+unsigned rdomains__agent_fds(const struct rdomains *rd, int *fds, unsigned max);
 /* Domains attributed so far. */
 uint64_t rdomains__count(const struct rdomains *rd);
 void rdomains__free(struct rdomains *rd);

@@ -1266,6 +1266,10 @@ static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_word
 		hs->pend_bad++;
 		return -EBADMSG;
 	}
+	if (r->time < hs->opts.min_time || hs->opts.skip_samples) {
+		hs->st.skipped++;
+		return 0;
+	}
 	idx = event_index(hs, s.id, s.has_id);
 	if (idx < 0) {
 		hs->pend_bad++;

@@ -297,25 +297,24 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "TCG plugins: %s", strerror(-ret));
 	}
-	if (r->rd && horizon_override != UINT64_MAX) {
+	/*
+	 * The host's flush first: the guest-mode samples it hands to an agent's
+	 * instance (doc/assisted.md) must be queued there before that instance
+	 * emits past their time.
+	 */
+	ret = hostsync__flush(r->hs, horizon, &r->out);
+	if (ret < 0)
+		return fail(errbuf, errlen, ret, "sync stage: %s", strerror(-ret));
+	if (r->rd) {
 		bool wrote;
 
-		ret = rdomains__agents(r->rd, collector__now(), horizon, &r->out, &wrote);
+		ret = horizon_override == UINT64_MAX
+			      ? rdomains__agents_finish(r->rd, &r->out, &wrote)
+			      : rdomains__agents(r->rd, collector__now(), horizon, &r->out, &wrote);
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "guest agents: %s", strerror(-ret));
 		if (wrote)
 			hostsync__restate_context(r->hs);
-	}
-	ret = hostsync__flush(r->hs, horizon, &r->out);
-	if (ret < 0)
-		return fail(errbuf, errlen, ret, "sync stage: %s", strerror(-ret));
-	/* At the end after the host's flush: the guest samples it hands off are placed there. */
-	if (r->rd && horizon_override == UINT64_MAX) {
-		bool wrote;
-
-		ret = rdomains__agents_finish(r->rd, &r->out, &wrote);
-		if (ret < 0)
-			return fail(errbuf, errlen, ret, "guest agents: %s", strerror(-ret));
 	}
 	return push(r, errbuf, errlen);
 }
@@ -373,7 +372,14 @@ int record__run(struct record *r, volatile const int *stop, char *errbuf, size_t
 		bool child_done = collector__child_exited(r->col, &status) == 1;
 
 		if (!child_done) {
-			ret = collector__poll(r->col, POLL_MS);
+			/*
+			 * Woken by the agents too: a PONG read late would widen the
+			 * clock error bound of assisted attribution (doc/assisted.md).
+			 */
+			int fds[32];
+			unsigned nfds = r->rd ? rdomains__agent_fds(r->rd, fds, 32) : 0;
+
+			ret = collector__poll_with(r->col, POLL_MS, fds, nfds);
 			if (ret < 0) {
 				fail(errbuf, errlen, ret, "poll: %s", strerror(-ret));
 				break;

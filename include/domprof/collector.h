@@ -75,6 +75,8 @@ int collector__start(struct collector *c, char *errbuf, size_t errlen);
 
 /* Wait until a ring has data or timeout_ms passes; -EINTR is returned as 0. */
 int collector__poll(struct collector *c, int timeout_ms);
+/* As collector__poll, also waking when one of the nextra fds (others' inputs) is readable. */
+int collector__poll_with(struct collector *c, int timeout_ms, const int *extra, unsigned nextra);
 
 /*
  * Move every record out of the rings into hs. *horizon is the time before

@@ -40,6 +40,13 @@ struct hostsync_opts {
 	int64_t time_offset;
 	/* Image ids in the words are image_id_base + 1, 2, ...: unique per producer. */
 	uint64_t image_id_base;
+	/*
+	 * Samples stamped before this (host ns, after time_offset) are not the
+	 * session's: an agent's backlog from before it was connected. 0: all.
+	 */
+	uint64_t min_time;
+	/* Guest instances: the agent was told not to sample; what it sends anyway is stale. */
+	int skip_samples;
 };
 
 /*
@@ -75,6 +82,7 @@ struct hostsync_stats {
 	uint64_t proc_skipped; /* /proc entries that vanished or were unreadable during the scan */
 	uint64_t passive;      /* guest samples resolved into a passive domain's image */
 	uint64_t handed_off;   /* guest samples given to a guest instance */
+	uint64_t skipped;      /* samples before opts.min_time or with opts.skip_samples */
 	uint64_t assisted;     /* handed-off samples placed on a guest task (guest instance) */
 	uint64_t unassisted;   /* handed-off samples outside the timeline (guest instance) */
 };

@@ -7,9 +7,9 @@ tests_t_t23_work_SOURCES = tests/t/t23-work.c
 tests_t_t23_work_CFLAGS = $(WARN_CFLAGS) -O1
 tests_t_t23_work_LDFLAGS = -static
 
-TCG_TESTS = tests/t/t2300-tcg-plugin.sh
+TCG_TESTS = tests/t/t2300-tcg-plugin.sh tests/t/t2500-assisted-tcg.sh tests/t/t2510-passive-tcg.sh
 TESTS += $(TCG_TESTS)
-EXTRA_DIST += $(TCG_TESTS) bench/tcg-overhead.sh doc/tcg-plugin.md
+EXTRA_DIST += $(TCG_TESTS) bench/tcg-overhead.sh doc/tcg-plugin.md doc/assisted.md
 
 bench-tcg: vmm/domprof-tcg.so vmm/tcg-dump tests/t/t23-work
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \

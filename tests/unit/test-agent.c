@@ -209,6 +209,8 @@ static void test_ping_pong(void **state)
 	assert_int_equal(h.f[0].h.type, AP_PONG);
 	assert_int_equal(h.f[0].h.flags, 0);
 	assert_int_equal(h.f[0].h.seq, 0);
+	/* The host takes a PONG of the current incarnation only. */
+	assert_int_equal(h.f[0].h.incarnation, INC);
 	assert_int_equal(h.f[0].h.len, 16);
 	assert_int_equal(le64_get(h.f[0].payload), 0x1122334455ull);
 	assert_int_equal(le64_get(h.f[0].payload + 8), 777);
