@@ -126,6 +126,8 @@ struct agentmeta {
 	size_t ngaps, capgaps;
 	uint64_t hellos_dropped, gaps_dropped; /* past the bounds, not listed */
 	uint64_t dropped_frames, lost_records; /* DROPPED reasons 3 and 4 */
+	bool any_assist;
+	uint64_t assist_placed, assist_outside, assist_err_ns; /* AGENT_ASSIST */
 };
 
 /* What meta/domain, meta/threads and meta/vcpu-wait of one domain directory say. */

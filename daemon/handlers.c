@@ -957,6 +957,30 @@ static int handle_agent_gap(struct daemon *d, const struct dp_item *it)
 	return 0;
 }
 
+static int handle_agent_assist(struct daemon *d, const struct dp_item *it)
+{
+	const uint64_t *a = it->args;
+	struct agentmeta *g;
+	struct dommeta *m;
+
+	if (it->nargs != 4)
+		return -EBADMSG;
+	m = dommeta_of(d, a[0]);
+	if (!m)
+		return -EBADMSG;
+	g = &m->agent;
+	g->assist_placed =
+		g->assist_placed + a[1] < g->assist_placed ? UINT64_MAX : g->assist_placed + a[1];
+	g->assist_outside = g->assist_outside + a[2] < g->assist_outside ? UINT64_MAX
+									 : g->assist_outside + a[2];
+	g->assist_err_ns = a[3];
+	g->any_assist = true;
+	g->any = true;
+	m->dirty_agent = true;
+	d->dirty_domains = true;
+	return 0;
+}
+
 static const handler_fn handlers[DP_CODE_MAX] = {
 	[DP_CODE_SESSION] = handle_session,
 	[DP_CODE_CPU_SWITCH] = handle_cpu_switch,
@@ -981,6 +1005,7 @@ static const handler_fn handlers[DP_CODE_MAX] = {
 	[DP_CODE_FILE_CHUNK] = bidstore__chunk,
 	[DP_CODE_AGENT_HELLO] = handle_agent_hello,
 	[DP_CODE_AGENT_GAP] = handle_agent_gap,
+	[DP_CODE_AGENT_ASSIST] = handle_agent_assist,
 };
 
 int daemon__handle(struct daemon *d, const struct dp_item *it)

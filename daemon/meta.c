@@ -536,6 +536,11 @@ static void format_agent(const struct agentmeta *g, struct sb *b)
 	}
 	sb_printf(b, "agent_dropped_frames=%" PRIu64 "\nagent_lost_records=%" PRIu64 "\n",
 		  g->dropped_frames, g->lost_records);
+	if (g->any_assist)
+		sb_printf(b,
+			  "assist_placed=%" PRIu64 "\nassist_outside=%" PRIu64
+			  "\nassist_clock_err_ns=%" PRIu64 "\n",
+			  g->assist_placed, g->assist_outside, g->assist_err_ns);
 	if (g->hellos_dropped)
 		sb_printf(b, "hellos_dropped=%" PRIu64 "\n", g->hellos_dropped);
 	if (g->gaps_dropped)

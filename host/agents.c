@@ -49,8 +49,10 @@ struct text {
 struct gagent {
 	uint32_t domain;
 	struct agentlink *link;
-	struct hostsync *hs;  /* NULL until the first HELLO */
-	uint32_t sample_freq; /* what the agent was told to sample at */
+	struct hostsync *hs;		    /* NULL until the first HELLO */
+	uint32_t sample_freq;		    /* what the agent was told to sample at */
+	uint64_t err_ns;		    /* the clock error bound of the last handoff */
+	uint64_t told_placed, told_outside; /* of the instance, in AGENT_ASSIST records so far */
 	unsigned incarnations;
 	char kname[64];
 	struct text ksyms, mods;
@@ -138,6 +140,23 @@ static int switch_to(struct cbctx *c)
 	return dp_words__record(c->out, DP_CODE_DOMAIN_SWITCH, &arg, 1);
 }
 
+/* What the instance placed with the timeline since the last AGENT_ASSIST. */
+static int tell_assist(struct gagent *ga, struct dp_words *out)
+{
+	const struct hostsync_stats *st = hostsync__stats(ga->hs);
+	uint64_t a[4];
+
+	if (st->assisted == ga->told_placed && st->unassisted == ga->told_outside)
+		return 0;
+	a[0] = ga->domain;
+	a[1] = st->assisted - ga->told_placed;
+	a[2] = st->unassisted - ga->told_outside;
+	a[3] = ga->err_ns;
+	ga->told_placed = st->assisted;
+	ga->told_outside = st->unassisted;
+	return dp_words__record(out, DP_CODE_AGENT_ASSIST, a, 4);
+}
+
 /* Queued records of an instance being replaced still go out. */
 static int retire(struct gagent *ga, struct dp_words *out)
 {
@@ -146,8 +165,11 @@ static int retire(struct gagent *ga, struct dp_words *out)
 	if (ga->hs) {
 		hostsync__restate_context(ga->hs);
 		r = hostsync__flush(ga->hs, UINT64_MAX, out);
+		if (r >= 0)
+			r = tell_assist(ga, out);
 		hostsync__free(ga->hs);
 		ga->hs = NULL;
+		ga->told_placed = ga->told_outside = 0;
 	}
 	return r;
 }
@@ -473,6 +495,7 @@ int ragents__handoff(struct ragents *ra, const struct hostsync_guest_sample *s, 
 		err += CLOCK_SLACK_NS;
 	else
 		err = CLOCK_UNKNOWN_NS;
+	ga->err_ns = err;
 	r = hostsync__queue_handoff(ga->hs, s, err);
 	return r < 0 ? r : 1;
 }
@@ -533,6 +556,8 @@ int ragents__poll(struct ragents *ra, uint64_t now, uint64_t horizon, struct dp_
 			/* Other producers wrote since this instance's last flush. */
 			hostsync__restate_context(ga->hs);
 			ret = hostsync__flush(ga->hs, horizon, out);
+			if (ret >= 0)
+				ret = tell_assist(ga, out);
 		}
 		if (out->n != before)
 			*wrote = true;

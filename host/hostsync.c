@@ -64,6 +64,19 @@ struct hs_dom {
 #define HS_PASSIVE_FIRST_TRY 512
 #define HS_PASSIVE_MAX_EVERY (1u << 20)
 
+/*
+ * A guest-kernel sample of a passive domain whose slide is still pending:
+ * held until the slide is known (or refused), then placed like any other.
+ */
+struct hs_held {
+	uint64_t time, ip;
+	struct hs_image *app;
+	uint32_t cpu, tgid, tid, mode, idx;
+};
+
+/* Held samples per passive domain; past this they go to [guest-kernel] at once. */
+#define HS_PASSIVE_HOLD_MAX (1u << 19)
+
 /* A passive domain (doc/passive.md): not ours, the caller's. */
 struct hs_passive {
 	uint32_t domain;
@@ -72,6 +85,8 @@ struct hs_passive {
 	uint64_t since, every; /* pending samples since the last try, and how many between tries */
 	int refused;	       /* -ENOEXEC once a try refused the image */
 	char msg[512];	       /* that try's message */
+	struct hs_held *held;
+	size_t nheld, capheld;
 };
 
 struct hostsync {
@@ -189,6 +204,8 @@ void hostsync__free(struct hostsync *hs)
 	free(hs->heap);
 	free(hs->ids);
 	free(hs->doms);
+	for (size_t i = 0; i < hs->npassive; i++)
+		free(hs->passive[i].held);
 	free(hs->passive);
 	free(hs->vtids);
 	free(hs->vcpus);
@@ -988,6 +1005,38 @@ static int passive_announce(struct hostsync *hs, struct hs_passive *e, struct dp
 	return ret;
 }
 
+static int passive_place(struct hostsync *hs, struct hs_passive *e, uint64_t ip, uint32_t mode,
+			 struct hs_image **img, uint64_t *offset, struct dp_words *out);
+
+/* The samples held while the slide was pending, placed now (it is known, refused, or the end). */
+static int passive_release(struct hostsync *hs, struct hs_passive *e, struct dp_words *out)
+{
+	struct hs_held *held = e->held;
+	size_t n = e->nheld;
+	int ret = 0;
+
+	/* Placing them may try again: nothing more may be held meanwhile. */
+	e->held = NULL;
+	e->nheld = e->capheld = 0;
+	for (size_t i = 0; ret >= 0 && i < n; i++) {
+		const struct hs_held *h = &held[i];
+		struct hs_rec at = {.time = h->time, .cpu = h->cpu};
+		struct hs_image *img = NULL;
+		uint64_t offset = 0;
+
+		ret = passive_place(hs, e, h->ip, h->mode, &img, &offset, out);
+		if (ret >= 0)
+			ret = emit_context(hs, &at, e->domain, h->tgid, h->tid, h->app, img,
+					   h->mode, out);
+		if (ret >= 0)
+			ret = dp_words__sample(out, offset == DP_ESCAPE ? 0 : offset, h->idx);
+		if (ret >= 0)
+			hs->st.samples++;
+	}
+	free(held);
+	return ret;
+}
+
 static int passive_try(struct hostsync *hs, struct hs_passive *e, bool final, struct dp_words *out,
 		       char *errbuf, size_t errlen)
 {
@@ -1001,16 +1050,58 @@ static int passive_try(struct hostsync *hs, struct hs_passive *e, bool final, st
 	if (ret == -ENOEXEC) {
 		e->refused = ret;
 		snprintf(e->msg, sizeof(e->msg), "%s", errbuf);
+		if (e->nheld) {
+			int r = passive_release(hs, e, out);
+
+			if (r < 0)
+				return r;
+		}
 		return ret;
 	}
-	if (ret < 0)
+	if (ret < 0) {
+		if (final && e->nheld) {
+			int r = passive_release(hs, e, out);
+
+			if (r < 0)
+				return r;
+		}
 		return ret;
+	}
 	if (!e->kimg) {
 		ret = passive_announce(hs, e, out);
 		if (ret < 0)
 			return ret;
 	}
-	return 0;
+	return e->nheld ? passive_release(hs, e, out) : 0;
+}
+
+/* Hold a guest-kernel sample while the slide is pending: 1 held, 0 not (place it now). */
+static int passive_hold(struct hs_passive *e, const struct hs_rec *r, uint64_t ip, uint32_t mode,
+			uint32_t tgid, uint32_t tid, struct hs_image *app, uint32_t idx)
+{
+	if (passive_domain__state(e->pd) != PASSIVE_PENDING || e->refused ||
+	    !(mode == DP_MODE_GUEST_KERNEL || ip >> 63) || e->nheld >= HS_PASSIVE_HOLD_MAX)
+		return 0;
+	if (e->nheld == e->capheld) {
+		size_t cap = e->capheld ? e->capheld * 2 : 1024;
+		struct hs_held *h = realloc(e->held, cap * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		e->held = h;
+		e->capheld = cap;
+	}
+	e->held[e->nheld++] = (struct hs_held){
+		.time = r->time,
+		.ip = ip,
+		.app = app,
+		.cpu = r->cpu,
+		.tgid = tgid,
+		.tid = tid,
+		.mode = mode,
+		.idx = idx,
+	};
+	return 1;
 }
 
 int hostsync__passive_decide(struct hostsync *hs, uint32_t domain, bool final, struct dp_words *out,
@@ -1025,27 +1116,34 @@ int hostsync__passive_decide(struct hostsync *hs, uint32_t domain, bool final, s
 	return passive_try(hs, e, final, out, errbuf, errlen);
 }
 
+/* A guest pc of a pending passive domain: seen, and every so often a try. 1, or -errno. */
+static int passive_observe(struct hostsync *hs, struct hs_passive *e, uint64_t ip, uint32_t mode,
+			   struct dp_words *out)
+{
+	int ret;
+
+	passive_domain__observe(e->pd, ip, mode == DP_MODE_GUEST_KERNEL);
+	if (++e->since >= e->every) {
+		char msg[512];
+
+		e->since = 0;
+		if (e->every < HS_PASSIVE_MAX_EVERY)
+			e->every *= 2;
+		ret = passive_try(hs, e, false, out, msg, sizeof(msg));
+		if (ret < 0 && ret != -EAGAIN && ret != -ENOEXEC)
+			return ret;
+	}
+	return 1;
+}
+
 /* A guest pc of a passive domain: its image, or a generic class. */
-static int passive_sample(struct hostsync *hs, struct hs_passive *e, uint64_t ip, uint32_t mode,
-			  struct hs_image **img, uint64_t *offset, struct dp_words *out)
+static int passive_place(struct hostsync *hs, struct hs_passive *e, uint64_t ip, uint32_t mode,
+			 struct hs_image **img, uint64_t *offset, struct dp_words *out)
 {
 	bool kernel_mode = mode == DP_MODE_GUEST_KERNEL;
 	struct passive_classification c;
 	int ret;
 
-	if (passive_domain__state(e->pd) == PASSIVE_PENDING) {
-		passive_domain__observe(e->pd, ip, kernel_mode);
-		if (++e->since >= e->every) {
-			char msg[512];
-
-			e->since = 0;
-			if (e->every < HS_PASSIVE_MAX_EVERY)
-				e->every *= 2;
-			ret = passive_try(hs, e, false, out, msg, sizeof(msg));
-			if (ret < 0 && ret != -EAGAIN && ret != -ENOEXEC)
-				return ret;
-		}
-	}
 	if (passive_domain__state(e->pd) == PASSIVE_READY && !e->kimg) {
 		ret = passive_announce(hs, e, out);
 		if (ret < 0)
@@ -1332,7 +1430,21 @@ static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_word
 			struct hs_passive *e = d ? passive_find(hs, d) : NULL;
 
 			if (e) {
-				ret = passive_sample(hs, e, s.ip, mode, &img, &offset, out);
+				ret = passive_hold(e, r, s.ip, mode, s.pid, s.tid,
+						   proc && proc->known ? proc->app : NULL,
+						   (uint32_t)idx);
+				/* Observed now, placed when the slide is decided (passive_release).
+				 */
+				if (ret > 0)
+					ret = passive_observe(hs, e, s.ip, mode, out);
+				if (ret < 0)
+					return ret;
+				if (ret > 0)
+					return 0;
+				if (passive_domain__state(e->pd) == PASSIVE_PENDING)
+					ret = passive_observe(hs, e, s.ip, mode, out);
+				if (ret >= 0)
+					ret = passive_place(hs, e, s.ip, mode, &img, &offset, out);
 				if (ret < 0)
 					return ret;
 				break;
@@ -1476,6 +1588,10 @@ int hostsync__flush(struct hostsync *hs, uint64_t horizon, struct dp_words *out)
 		if (ret < 0)
 			break;
 	}
+	/* The end: what a passive domain still holds goes out as it is. */
+	for (size_t i = 0; !ret && horizon == UINT64_MAX && i < hs->npassive; i++)
+		if (hs->passive[i].nheld)
+			ret = passive_release(hs, &hs->passive[i], out);
 	if (!ret)
 		ret = emit_drops(hs, out);
 	if (!hs->flushed || horizon > hs->horizon_done)

@@ -204,6 +204,7 @@ static const char *const code_names[DP_CODE_MAX] = {
 	[DP_CODE_FILE_CHUNK] = "FILE_CHUNK",
 	[DP_CODE_AGENT_HELLO] = "AGENT_HELLO",
 	[DP_CODE_AGENT_GAP] = "AGENT_GAP",
+	[DP_CODE_AGENT_ASSIST] = "AGENT_ASSIST",
 };
 
 const char *dp_code__name(uint32_t code)

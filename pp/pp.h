@@ -91,6 +91,8 @@ struct pp_agent {
 	uint64_t version;
 	uint64_t dropped_frames, lost_records;
 	uint64_t hellos_dropped, gaps_dropped; /* not listed, by the daemon or by us */
+	bool has_assist; /* host-side guest samples went through its timeline */
+	uint64_t assist_placed, assist_outside, assist_err_ns;
 	struct pp_hello *hellos;
 	size_t nhellos;
 	struct pp_gap *gaps;

@@ -1089,6 +1089,17 @@ static void text__agent_note(const struct pp_domain *pd, FILE *f)
 	if (g->lost_records)
 		fprintf(f, "; %" PRIu64 " perf %s lost in the guest", g->lost_records,
 			plural(g->lost_records, "record", "records"));
+	if (g->has_assist) {
+		uint64_t all = g->assist_placed + g->assist_outside;
+
+		fprintf(f,
+			"; host samples placed on guest tasks by its timeline: %" PRIu64
+			" of %" PRIu64
+			" (%.1f %%), the rest in [guest-user] (clock error bound %.1f ms)",
+			g->assist_placed, all,
+			all ? 100.0 * (double)g->assist_placed / (double)all : 0.0,
+			(double)g->assist_err_ns / 1e6);
+	}
 	fputc('\n', f);
 }
 
@@ -1300,8 +1311,14 @@ static void agent__json(const struct pp_session *s, const struct pp_agent *g, FI
 		fprintf(f, ",\"agent_version\":%" PRIu64, g->version);
 	fprintf(f,
 		",\"dropped_frames\":%" PRIu64 ",\"lost_records\":%" PRIu64
-		",\"hellos_not_listed\":%" PRIu64 ",\"gaps_not_listed\":%" PRIu64 ",\"hellos\":[",
+		",\"hellos_not_listed\":%" PRIu64 ",\"gaps_not_listed\":%" PRIu64,
 		g->dropped_frames, g->lost_records, g->hellos_dropped, g->gaps_dropped);
+	if (g->has_assist)
+		fprintf(f,
+			",\"assist\":{\"placed\":%" PRIu64 ",\"outside\":%" PRIu64
+			",\"clock_err_ns\":%" PRIu64 "}",
+			g->assist_placed, g->assist_outside, g->assist_err_ns);
+	fputs(",\"hellos\":[", f);
 	for (size_t i = 0; i < g->nhellos; i++)
 		fprintf(f, "%s{\"ns\":%" PRIu64 ",\"incarnation\":\"%016" PRIx64 "\"}",
 			i ? "," : "", g->hellos[i].ns, g->hellos[i].incarnation);

@@ -17,15 +17,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DP_ESCAPE	  UINT64_MAX
-#define DP_WORDS_VERSION  1
+#define DP_ESCAPE	 UINT64_MAX
+#define DP_WORDS_VERSION 1
 /* Longest argument list of one record, strings included (8 KiB). */
-#define DP_MAX_ARGS	  1024
+#define DP_MAX_ARGS 1024
 /* Longest string carried in a record, in bytes. */
-#define DP_MAX_STR	  4096
+#define DP_MAX_STR 4096
 /* Event indices in sample words stay below this. */
-#define DP_MAX_EVENTS	  64
-#define DP_BUILD_ID_MAX	  20
+#define DP_MAX_EVENTS	64
+#define DP_BUILD_ID_MAX 20
 
 enum dp_code {
 	DP_CODE_SESSION = 1,	   /* [version][start_ns][ncpus][flags] */
@@ -34,26 +34,34 @@ enum dp_code {
 	DP_CODE_DOMAIN_DEF = 4,	   /* [domain][uuid_hi][uuid_lo][flags] str name */
 	DP_CODE_DOMAIN_SWITCH = 5, /* [domain] */
 	DP_CODE_TASK_SWITCH = 6,   /* [tgid][tid][app image] */
-	DP_CODE_IMAGE_DEF = 7,	   /* [image][kind][mtime][bid_len][bid0][bid1][bid2][start][end] str name */
-	DP_CODE_IMAGE_SWITCH = 8,  /* [image][mode] */
-	DP_CODE_EVENT_DEF = 9,	   /* [event][type][config][period][freq][um][flags] str name */
-	DP_CODE_LOST = 10,	   /* [cpu][records lost] */
-	DP_CODE_THROTTLE = 11,	   /* [cpu][throttle count] */
-	DP_CODE_KSYM = 12,	   /* [addr][size][type char] str name: kernel text symbol */
-	DP_CODE_KMOD = 13,	   /* [start][size] str name: kernel module range */
-	DP_CODE_COMM = 14,	   /* [tgid][tid] str comm */
-	DP_CODE_DROPPED = 15,	   /* [reason][count]: samples the producer could not place */
-	DP_CODE_END = 16,	   /* [end_ns] */
-	DP_CODE_EVENT_SCALE = 17,  /* [event][time_enabled][time_running]: multiplexing, summed over CPUs */
-	DP_CODE_DOMAIN_THREAD = 18, /* [domain][pid][tid][role][vcpu] str comm: a thread of its VMM */
-	DP_CODE_DOMAIN_LIFE = 19,   /* [domain][what][ns]: started, stopped, rebooted, vanished */
-	DP_CODE_VCPU_WAIT = 20,	    /* [domain][vcpu][tid][ns][wait_ns][run_ns]: deltas since the last */
-	DP_CODE_FILE_CHUNK = 21,    /* [bid_len][bid0][bid1][bid2][total_size][offset] str data:
-				       a piece of a guest binary of the current domain */
-	DP_CODE_AGENT_HELLO = 22,   /* [domain][incarnation][agent_version][ncpus][bid_len][bid0][bid1][bid2]
-				      str kernel_release: a guest agent (re)introduced itself */
-	DP_CODE_AGENT_GAP = 23,	    /* [domain][start_ns][end_ns][frames_lost][reason]: no data from
-				      the agent in that time */
+	DP_CODE_IMAGE_DEF =
+		7, /* [image][kind][mtime][bid_len][bid0][bid1][bid2][start][end] str name */
+	DP_CODE_IMAGE_SWITCH = 8, /* [image][mode] */
+	DP_CODE_EVENT_DEF = 9,	  /* [event][type][config][period][freq][um][flags] str name */
+	DP_CODE_LOST = 10,	  /* [cpu][records lost] */
+	DP_CODE_THROTTLE = 11,	  /* [cpu][throttle count] */
+	DP_CODE_KSYM = 12,	  /* [addr][size][type char] str name: kernel text symbol */
+	DP_CODE_KMOD = 13,	  /* [start][size] str name: kernel module range */
+	DP_CODE_COMM = 14,	  /* [tgid][tid] str comm */
+	DP_CODE_DROPPED = 15,	  /* [reason][count]: samples the producer could not place */
+	DP_CODE_END = 16,	  /* [end_ns] */
+	DP_CODE_EVENT_SCALE =
+		17, /* [event][time_enabled][time_running]: multiplexing, summed over CPUs */
+	DP_CODE_DOMAIN_THREAD =
+		18,		  /* [domain][pid][tid][role][vcpu] str comm: a thread of its VMM */
+	DP_CODE_DOMAIN_LIFE = 19, /* [domain][what][ns]: started, stopped, rebooted, vanished */
+	DP_CODE_VCPU_WAIT =
+		20, /* [domain][vcpu][tid][ns][wait_ns][run_ns]: deltas since the last */
+	DP_CODE_FILE_CHUNK = 21, /* [bid_len][bid0][bid1][bid2][total_size][offset] str data:
+				    a piece of a guest binary of the current domain */
+	DP_CODE_AGENT_HELLO =
+		22, /* [domain][incarnation][agent_version][ncpus][bid_len][bid0][bid1][bid2]
+		      str kernel_release: a guest agent (re)introduced itself */
+	DP_CODE_AGENT_GAP = 23,	   /* [domain][start_ns][end_ns][frames_lost][reason]: no data from
+				     the agent in that time */
+	DP_CODE_AGENT_ASSIST = 24, /* [domain][placed][outside][err_ns]: host-side guest samples
+				     its agent's timeline placed on a task, or not, since the
+				     last such record; the clock error bound in force */
 	DP_CODE_MAX,		   /* first unassigned code; new codes go above */
 };
 
@@ -97,16 +105,16 @@ enum dp_image_kind {
 #define DP_EVENT_TYPE_TCG 0x7463u
 
 /* DP_CODE_EVENT_DEF flags */
-#define DP_EVENT_KERNEL	       (1u << 0) /* counts kernel mode */
-#define DP_EVENT_USER	       (1u << 1) /* counts user mode */
-#define DP_EVENT_FREQ	       (1u << 2) /* period field is unused, freq is set */
-#define DP_EVENT_HOST_ONLY     (1u << 3) /* exclude_guest=1 half of a pair */
-#define DP_EVENT_GUEST_ONLY    (1u << 4) /* exclude_host=1 half of a pair */
+#define DP_EVENT_KERNEL	    (1u << 0) /* counts kernel mode */
+#define DP_EVENT_USER	    (1u << 1) /* counts user mode */
+#define DP_EVENT_FREQ	    (1u << 2) /* period field is unused, freq is set */
+#define DP_EVENT_HOST_ONLY  (1u << 3) /* exclude_guest=1 half of a pair */
+#define DP_EVENT_GUEST_ONLY (1u << 4) /* exclude_host=1 half of a pair */
 
 /* DP_CODE_DROPPED reasons */
 enum dp_drop_reason {
-	DP_DROP_NO_TASK = 1,	/* sample of a task with no known process */
-	DP_DROP_BAD_RECORD = 2, /* malformed perf record */
+	DP_DROP_NO_TASK = 1,	   /* sample of a task with no known process */
+	DP_DROP_BAD_RECORD = 2,	   /* malformed perf record */
 	DP_DROP_AGENT_FRAMES = 3,  /* frames a guest agent dropped from its full backlog */
 	DP_DROP_AGENT_RECORDS = 4, /* perf records lost inside a guest */
 	DP_DROP_TCG_PLUGIN = 5,	   /* samples a TCG plugin lost (ring full, daemon away) */
@@ -120,8 +128,8 @@ enum dp_drop_reason {
  * DP_CODE_DOMAIN_DEF flags: bit 0 tainted, bit 1 passive, bits 4..7 source,
  * bits 8..11 accelerator.
  */
-#define DP_DOMAIN_TAINTED     (1u << 0)
-#define DP_DOMAIN_PASSIVE     (1u << 1) /* guest code resolved against a given image */
+#define DP_DOMAIN_TAINTED      (1u << 0)
+#define DP_DOMAIN_PASSIVE      (1u << 1) /* guest code resolved against a given image */
 #define DP_DOMAIN_SOURCE_SHIFT 4
 #define DP_DOMAIN_ACCEL_SHIFT  8
 enum dp_domain_source {

@@ -40,7 +40,8 @@ agent_stream() {
 # to OUT as they come, each prefixed with the host's CLOCK_MONOTONIC ns (the
 # session's clock) when it was seen (within 50 ms). Sets $watch_pid.
 console_watch() {
-	python3 - "$(guest_console "$1")" "$2" <<-\PY &
+	# 9>&-: it must not hold the collector test lock (tests/lib.sh) if it outlives us.
+	python3 - "$(guest_console "$1")" "$2" 9>&- <<-\PY &
 	import os, sys, time
 	src, dst = sys.argv[1], sys.argv[2]
 	out = open(dst, "a", buffering=1)
@@ -62,6 +63,7 @@ console_watch() {
 	    time.sleep(0.05)
 	PY
 	watch_pid=$!
+	# Call it outside test bodies: a subshell's test_at_exit is lost.
 	test_at_exit "kill $watch_pid 2>/dev/null"
 }
 

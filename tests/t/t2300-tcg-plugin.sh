@@ -9,6 +9,7 @@
 GUEST_ADD="$top_builddir/tests/t/t23-work"
 export GUEST_ADD
 . "$top_srcdir/tests/guest/guest-lib.sh"
+. "$top_srcdir/tests/t/t23-lib.sh"
 
 prereq_TCG_PLUGIN() {
 	for f in vmm/domprof-tcg.so vmm/tcg-dump tests/t/t23-work; do
@@ -44,16 +45,6 @@ reported_drops() {
 # total KEY: a field of the final "total" line.
 total() {
 	sed -n "s/^total.* $1=\([0-9]*\).*/\1/p" dump.out
-}
-
-# progress: the workload's own counter, from the guest's console.
-progress() {
-	tr -d '\r' <"$(guest_console t2300-a)" | sed -n 's/^t23-work: progress //p' | tail -n 1
-}
-
-# now_ms: host monotonic-enough wall clock in ms.
-now_ms() {
-	echo $(($(date +%s%N) / 1000000))
 }
 
 # A small ring (1024 slots per vCPU, well under a second at the default
@@ -94,18 +85,10 @@ test_expect_success 'samples arrive every second while the guest runs' '
 	busy_seconds last4
 '
 
-# Progress rate (rounds/s) over SECS, measured by the workload's counter.
-rate() {
-	p0=$(progress) t0=$(now_ms)
-	sleep "$1"
-	p1=$(progress) t1=$(now_ms)
-	echo "$p0 $p1 $t0 $t1" | awk '{ printf "%.1f\n", ($2 - $1) * 1000 / ($4 - $3) }'
-}
-
 test_expect_success 'the guest keeps >= 90 % of its progress with the server stopped 10 s' '
-	before=$(rate 5) &&
+	before=$(t23_rate t2300-a 5) &&
 	kill -STOP $dump_pid &&
-	during=$(rate 10) &&
+	during=$(t23_rate t2300-a 10) &&
 	kill -CONT $dump_pid &&
 	say "progress: $before rounds/s before, $during while the server was stopped" &&
 	awk -v b="$before" -v d="$during" "BEGIN { exit !(b > 0 && d >= 0.9 * b) }"

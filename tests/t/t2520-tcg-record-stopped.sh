@@ -1,0 +1,70 @@
+#!/bin/sh
+# t2520: issue 5 acceptance, the recorder itself stopped (SIGSTOP) for 10 s
+# while a TCG guest's plugin samples into it: the guest keeps at least 90 %
+# of its progress rate (the plugin never waits for the daemon), the samples
+# the plugin lost meanwhile are in the session as DROPPED (reason 5, TCG
+# plugin), and sampling goes on after the recorder resumes.
+. "$top_srcdir/tests/lib.sh"
+GUEST_ADD="$top_builddir/tests/t/t23-work"
+export GUEST_ADD
+. "$top_srcdir/tests/guest/guest-lib.sh"
+. "$top_srcdir/tests/t/t21-lib.sh"
+. "$top_srcdir/tests/t/t22-lib.sh"
+. "$top_srcdir/tests/t/t23-lib.sh"
+
+test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU TCG_PLUGIN GUEST_KERNEL
+
+plugin=$top_builddir/vmm/domprof-tcg.so
+sock=$TEST_DIR/run/tcg.sock
+mkdir -p "$TEST_DIR/run"
+g=$(guest_name t2520-a)
+
+test_expect_success 'setup: a TCG guest with the plugin runs its workload' '
+	guest_define t2520-a --vcpus 1 --plugin "$plugin,socket=$sock" --run "/bin/t23-work 0" &&
+	guest_wait_console t2520-a "^t23-work: start" 90
+'
+
+# At the top level: $record_pid and its clean-up must outlive a test body.
+dp_record_bg rec.err -a --tcg-socket "$sock" --duration 40 --session-dir s
+rc=$?
+sleep 6
+
+test_expect_success 'the recorder runs and the plugin samples into it' '
+	cat rec.err && [ $rc = 0 ] && kill -0 $record_pid
+'
+
+test_expect_success 'the guest keeps >= 90 % of its progress with the recorder stopped 10 s' '
+	before=$(t23_rate t2520-a 5) &&
+	kill -STOP $record_pid &&
+	during=$(t23_rate t2520-a 10) &&
+	kill -CONT $record_pid &&
+	say "progress: $before rounds/s before, $during while the recorder was stopped" &&
+	awk -v b="$before" -v d="$during" "BEGIN { exit !(b > 0 && d >= 0.9 * b) }"
+'
+
+# Whatever happened above, the recorder is not left stopped.
+kill -CONT $record_pid 2>/dev/null
+wait $record_pid
+rc=$?
+
+test_expect_success 'the recording ends normally' '
+	cat rec.err && [ $rc = 0 ] &&
+	agent_stream s >stream.txt
+'
+
+test_expect_success 'the samples the plugin lost are in the session, as the plugin'"'"'s drops' '
+	grep "^dropped" stream.txt | head -n 5 &&
+	n=$(awk "\$1 == \"dropped\" && \$3 == 5 { s += \$4 } END { print s + 0 }" stream.txt) &&
+	say "plugin drops recorded: $n" &&
+	[ "$n" -gt 1000 ] &&
+	[ "$(stat_get s dropped)" -ge "$n" ]
+'
+
+test_expect_success 'sampling went on after the recorder resumed' '
+	# The domain'"'"'s guest samples in the last 10 s of the 40.
+	n=$(awk -v g="$g" "\$1 == \"sample\" && \$2 == g && \$3 >= 30 { s += \$5 } END { print s + 0 }" stream.txt) &&
+	say "$g: $n guest samples in the last 10 s" &&
+	[ "$n" -gt 1000 ]
+'
+
+test_done
