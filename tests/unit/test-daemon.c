@@ -1615,7 +1615,8 @@ static void test_agent_meta(void **state)
 	assert_string_equal(l[4], "agent_dropped_frames=13");
 	free_lines(l, n);
 
-	/* Assisted attribution: counts summed (saturating), the last bound kept; bad ones counted. */
+	/* Assisted attribution: counts summed (saturating), the last bound kept; bad ones counted.
+	 */
 	dp_words__reset(&b);
 	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 900, 100, 3000000}, 4);
 	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 50, 0, 1500000}, 4);
