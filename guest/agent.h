@@ -108,6 +108,7 @@ size_t agent__mmap2(uint8_t *out, size_t cap, pid_t pid, uint64_t start, uint64_
 		    uint64_t pgoff, const uint8_t *bid, size_t bid_len, uint32_t maj, uint32_t min,
 		    uint64_t ino, uint32_t prot, uint32_t flags, const char *name, uint64_t time,
 		    uint32_t cpu, uint64_t id);
+size_t agent__fork(uint8_t *out, size_t cap, pid_t pid, pid_t ppid, uint64_t time, uint64_t id);
 size_t agent__comm(uint8_t *out, size_t cap, pid_t pid, pid_t tid, const char *comm, uint64_t time,
 		   uint32_t cpu, uint64_t id);
 uint64_t agent__now(int clock);

@@ -476,6 +476,39 @@ static size_t file_build_id(struct devino *cache, uint64_t dev, uint64_t ino, pi
 	return n;
 }
 
+/* PF_KTHREAD in /proc/PID/stat's flags (field 9). */
+static bool is_kthread(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	unsigned long flags = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return false;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return false;
+	return flags & 0x00200000ul;
+}
+
+size_t agent__fork(uint8_t *out, size_t cap, pid_t pid, pid_t ppid, uint64_t time, uint64_t id)
+{
+	size_t size = 8 + 24 + AGENT_SAMPLE_ID_SIZE;
+
+	if (size > cap)
+		return 0;
+	memset(out, 0, size);
+	le32_put(out, PERF_RECORD_FORK);
+	le16_put(out + 6, (uint16_t)size);
+	le32_put(out + 8, (uint32_t)pid);
+	le32_put(out + 12, (uint32_t)ppid);
+	le32_put(out + 16, (uint32_t)pid);
+	le32_put(out + 20, (uint32_t)ppid);
+	le64_put(out + 24, time);
+	put_sample_id(out + size - AGENT_SAMPLE_ID_SIZE, pid, pid, time, 0, id);
+	return size;
+}
+
 static void scan_one(struct agent *a, pid_t pid, struct devino *cache, uint64_t now)
 {
 	uint8_t rec[4096 + 256];
@@ -490,6 +523,11 @@ static void scan_one(struct agent *a, pid_t pid, struct devino *cache, uint64_t 
 	if (read_small(path, comm, sizeof(comm)) <= 0)
 		return;
 	comm[strcspn(comm, "\n")] = 0;
+	/* A kernel thread: a FORK from kthreadd, as the kernel writes for a new one. */
+	if (is_kthread(pid)) {
+		n = agent__fork(rec, sizeof(rec), pid, pid == 2 ? 0 : 2, now, id);
+		agent__perf_record(a, rec, n);
+	}
 	n = agent__comm(rec, sizeof(rec), pid, pid, comm, now, 0, id);
 	agent__perf_record(a, rec, n);
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);

@@ -38,11 +38,19 @@ struct hs_vtid {
 	int32_t vcpu;
 };
 
-/* Who runs on a guest CPU, from the agent's switch records (guest instances). */
+/*
+ * Who runs on a guest CPU, from the agent's switch records (guest
+ * instances): the task now, and the last task with a user address space,
+ * which is the only one a user-mode sample can be of while kernel threads
+ * and the idle task come and go.
+ */
 struct hs_vcpu {
 	uint32_t tgid, tid;
 	uint64_t since; /* host ns */
 	bool known;
+	uint32_t utgid, utid;
+	uint64_t usince;
+	bool uknown;
 };
 
 struct hs_id {
@@ -852,6 +860,18 @@ static int do_fork_exit(struct hostsync *hs, const uint8_t *d, size_t len, bool 
 	child = procs__get(&hs->procs, pid);
 	if (!child)
 		return -ENOMEM;
+	/*
+	 * In a Linux guest kthreadd (pid 2) forks every kernel thread; the agent
+	 * says so for those of its scan too (doc/agent-protocol.md). No user
+	 * space: assisted attribution looks past them (doc/assisted.md).
+	 */
+	if (hs->opts.guest && (ppid == 2 || pid == 2)) {
+		proc__clear_maps(child);
+		child->app = NULL;
+		child->known = true;
+		child->kthread = true;
+		return 0;
+	}
 	if (!parent || !parent->known) {
 		/* Nothing to copy: keep what /proc said, or leave it to a lazy read. */
 		if (child->known && child->tried)
@@ -1260,6 +1280,17 @@ int hostsync__queue_handoff(struct hostsync *hs, const struct hostsync_guest_sam
 }
 
 /*
+ * Only a task known to have no user mappings (the idle task, a kernel
+ * thread) is sure not to run user code; one we know nothing of might.
+ */
+static bool has_user_space(struct hostsync *hs, uint32_t tgid)
+{
+	const struct hs_proc *p = tgid ? procs__find(&hs->procs, tgid) : NULL;
+
+	return tgid && !(p && (p->kthread || (p->known && !p->nmaps)));
+}
+
+/*
  * SWITCH_CPU_WIDE from an agent's dummy event: an OUT record names the task
  * coming in (next_prev), an IN record is written by it (sample_id): either
  * way the CPU's task from the record's time on.
@@ -1285,6 +1316,13 @@ static int do_switch(struct hostsync *hs, const struct hs_rec *r)
 	}
 	v->since = r->time;
 	v->known = true;
+	if (has_user_space(hs, v->tgid) &&
+	    (!v->uknown || v->utgid != v->tgid || v->utid != v->tid)) {
+		v->utgid = v->tgid;
+		v->utid = v->tid;
+		v->usince = r->time;
+		v->uknown = true;
+	}
 	return 0;
 }
 
@@ -1297,24 +1335,38 @@ static int do_handoff(struct hostsync *hs, const struct hs_rec *r, struct dp_wor
 	struct hs_rec at;
 	uint64_t offset = 0, err;
 	uint32_t tgid = 0, tid = 0;
+	bool covered = false;
 	int ret;
 
 	memcpy(&g, r->data, sizeof(g));
 	err = r->time - g.time;
 	if (g.vcpu >= 0 && (uint32_t)g.vcpu < hs->opts.ncpus && vcpus_get(hs))
 		v = &hs->vcpus[g.vcpu];
-	/* Covered: the task ran from before time - err, and nothing is missing up to time + err. */
-	if (v && v->known && v->since + err <= g.time && hs->mark >= r->time) {
-		hs->st.assisted++;
+	/*
+	 * Covered: the task ran from before time - err, and nothing is missing
+	 * up to time + err. For a user-mode sample, the task is the last one with
+	 * user space: kernel threads and idle in between cannot have run it.
+	 */
+	if (v && g.mode == DP_MODE_GUEST_USER) {
+		covered = v->uknown && v->usince + err <= g.time;
+		tgid = v->utgid;
+		tid = v->utid;
+	} else if (v) {
+		covered = v->known && v->since + err <= g.time;
 		tgid = v->tgid;
 		tid = v->tid;
+	}
+	if (covered && hs->mark >= r->time) {
+		hs->st.assisted++;
 		proc = tgid ? procs__find(&hs->procs, tgid) : NULL;
 		if (proc && proc->known)
 			app = proc->app;
-		else if (!tgid)
-			app = hs->kernel.kimg; /* the idle task */
+		/* The idle task and kernel threads: their binary is the kernel. */
+		if (!app && (!tgid || (proc && proc->kthread)))
+			app = hs->kernel.kimg;
 	} else {
 		hs->st.unassisted++;
+		tgid = tid = 0;
 	}
 	if (g.mode == DP_MODE_GUEST_KERNEL) {
 		/* The guest kernel's symbols are the agent's, with or without a task. */
@@ -1533,7 +1585,7 @@ static int process(struct hostsync *hs, const struct hs_rec *r, struct dp_words 
 		hs->st.lost += args[1];
 		/* A lost switch record: this CPU's task is not known until the next one. */
 		if (hs->vcpus && r->cpu < hs->opts.ncpus)
-			hs->vcpus[r->cpu].known = false;
+			hs->vcpus[r->cpu].known = hs->vcpus[r->cpu].uknown = false;
 		return dp_words__record(out, DP_CODE_LOST, args, 2);
 	}
 	case PERF_RECORD_THROTTLE:

@@ -1204,6 +1204,20 @@ static void test_assisted_handoff(void **state)
 	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400040, 100, 100, 2600, 0);
 	memcpy(r.b + 8 + 8 + 8 + 8 + 8 + 4, &(uint32_t){1}, 4);
 	q(f, 0, &r);
+	/*
+	 * A kernel thread (forked by kthreadd) runs on vCPU 0 from 2620 to 2650:
+	 * a user-mode sample amid it is still other's, a kernel one the thread's.
+	 */
+	task(&r, PERF_RECORD_FORK, 60, 2, 60, 2, 400);
+	assert_int_equal(hostsync__queue(h.g, -1, r.b, r.n), 0);
+	cpu_switch(&r, true, 50, 51, 60, 60, 2620, 0);
+	assert_int_equal(hostsync__queue(h.g, -1, r.b, r.n), 0);
+	cpu_switch(&r, true, 60, 60, 50, 51, 2650, 0);
+	assert_int_equal(hostsync__queue(h.g, -1, r.b, r.n), 0);
+	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400048, 100, 101, 2635, 1);
+	q(f, 1, &r);
+	sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID1, 0xffffffff81000120, 100, 101, 2636, 1);
+	q(f, 1, &r);
 	/* Past the last MARK (2900 + err): the timeline may be missing a switch. */
 	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400050, 100, 101, 2895, 1);
 	q(f, 1, &r);
@@ -1213,8 +1227,8 @@ static void test_assisted_handoff(void **state)
 	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400060, 100, 101, 2700, 1);
 	q(f, 1, &r);
 	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
-	assert_int_equal(h.offered, 8);
-	assert_int_equal(hostsync__stats(f->hs)->handed_off, 8);
+	assert_int_equal(h.offered, 10);
+	assert_int_equal(hostsync__stats(f->hs)->handed_off, 10);
 	/* The host instance itself wrote no sample. */
 	assert_int_equal(hostsync__stats(f->hs)->samples, 0);
 	dp_words__reset(&f->out);
@@ -1238,12 +1252,15 @@ static void test_assisted_handoff(void **state)
 		/* 2600: the plugin's sample of vCPU 0. */
 		"CPU_SWITCH 0; TASK_SWITCH 0x32 0x33 0x100000003; "
 		"IMAGE_SWITCH 0x100000003 0x4; S 0x40 0; "
+		/* 2635: other's, past the kernel thread; 2636: the kernel thread's. */
+		"CPU_SWITCH 0x1; S 0x48 0; TASK_SWITCH 0x3c 0x3c 0x100000001; "
+		"IMAGE_SWITCH 0x100000001 0x3; S 0x120 1; "
 		/* 2700: no vCPU; 2895: past the MARK. */
-		"CPU_SWITCH 0x1; TASK_SWITCH 0 0 0; IMAGE_SWITCH 0x100000004 0x4; "
+		"TASK_SWITCH 0 0 0; IMAGE_SWITCH 0x100000004 0x4; "
 		"S 0x400060 0; S 0x400050 0; ");
 	free(got);
 	st = hostsync__stats(h.g);
-	assert_int_equal(st->assisted, 4);
+	assert_int_equal(st->assisted, 6);
 	assert_int_equal(st->unassisted, 4);
 	hostsync__free(h.g);
 }
