@@ -182,6 +182,15 @@ int main(int argc, char **argv)
 	perf(4, 7);
 	u64s(AP_DROPPED, 5, 7, 3, 10);
 	u64s(AP_PONG, 0, 7, 1000, 2000);
+	{
+		/* MARK: one u64, the timeline complete up to it. */
+		uint8_t p[8];
+		struct ap_wr w;
+
+		ap_wr__init(&w, p, sizeof(p));
+		ap_wr__u64(&w, 1500);
+		frame(AP_MARK, 6, 7, &w);
+	}
 	err |= save(argv[1], "session", 0);
 
 	hello(7, 1);

@@ -41,6 +41,8 @@ struct seen {
 	bool file_last;
 	uint8_t file_status;
 	struct agentlink_gap gap; /* the last one */
+	unsigned marks;
+	uint64_t mark;
 };
 
 static void on_hello(const struct agentlink_hello *h, void *arg)
@@ -105,7 +107,16 @@ static void on_gap(const struct agentlink_gap *g, void *arg)
 	s->gap = *g;
 }
 
+static void on_mark(uint64_t guest_ns, void *arg)
+{
+	struct seen *s = arg;
+
+	s->marks++;
+	s->mark = guest_ns;
+}
+
 static const struct agentlink_cbs cbs = {
+	.mark = on_mark,
 	.hello = on_hello,
 	.ksym = on_ksym,
 	.module = on_module,
@@ -547,6 +558,9 @@ enum hostile {
 	H_KSYMS_COUNT_LIES,
 	H_MODULE_TRUNCATED,
 	H_UNKNOWN_TYPE,
+	H_MARK_SHORT,
+	H_MARK_UNSEQUENCED,
+	H_MARK_GOOD,
 };
 
 static const struct {
@@ -559,7 +573,8 @@ static const struct {
 	{__LINE__, H_PERF_COUNT_LIES, 1, 0, 0},	 {__LINE__, H_FILE_UNASKED, 1, 0, 0},
 	{__LINE__, H_HELLO_STR_LIES, 1, 0, 0},	 {__LINE__, H_PONG_SEQUENCED, 1, 0, 0},
 	{__LINE__, H_KSYMS_COUNT_LIES, 0, 1, 0}, {__LINE__, H_MODULE_TRUNCATED, 0, 1, 0},
-	{__LINE__, H_UNKNOWN_TYPE, 0, 0, 1},
+	{__LINE__, H_UNKNOWN_TYPE, 0, 0, 1},	 {__LINE__, H_MARK_SHORT, 0, 1, 0},
+	{__LINE__, H_MARK_UNSEQUENCED, 1, 0, 0}, {__LINE__, H_MARK_GOOD, 0, 0, 0},
 };
 
 static void test_hostile_frames(void **state)
@@ -621,7 +636,22 @@ static void test_hostile_frames(void **state)
 		case H_UNKNOWN_TYPE:
 			feed(l, SEC, &s, 33, true, 2, 5, 10);
 			break;
+		case H_MARK_SHORT:
+			feed(l, SEC, &s, AP_MARK, true, 2, 5, 4);
+			break;
+		case H_MARK_UNSEQUENCED:
+			feed(l, SEC, &s, AP_MARK, false, 0, 5, 8);
+			break;
+		case H_MARK_GOOD:
+			memset(pl, 0, 8);
+			pl[1] = 0x10; /* 4096 */
+			feed(l, SEC, &s, AP_MARK, true, 2, 5, 8);
+			break;
 		}
+		/* Only a whole, sequenced MARK reaches its callback. */
+		assert_int_equal(s.marks, hostile_cases[i].what == H_MARK_GOOD);
+		if (s.marks)
+			assert_int_equal(s.mark, 4096);
 		agentlink__stats(l, &st);
 		if (st.violations != hostile_cases[i].violations ||
 		    st.malformed != hostile_cases[i].malformed ||
