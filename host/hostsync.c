@@ -1270,6 +1270,14 @@ int hostsync__queue_handoff(struct hostsync *hs, const struct hostsync_guest_sam
 	r->len = (uint32_t)sizeof(*s);
 	r->handoff = true;
 	memcpy(r->data, s, sizeof(*s));
+	/* Late: the timeline was emitted past its deadline already, its state is ahead. */
+	if (hs->flushed && r->time <= hs->horizon_done) {
+		struct hostsync_guest_sample late = *s;
+
+		late.vcpu = -1;
+		memcpy(r->data, &late, sizeof(late));
+		hs->st.late++;
+	}
 	ret = heap_push(hs, r);
 	if (ret < 0) {
 		free(r);

@@ -1262,6 +1262,20 @@ static void test_assisted_handoff(void **state)
 	st = hostsync__stats(h.g);
 	assert_int_equal(st->assisted, 6);
 	assert_int_equal(st->unassisted, 4);
+	/* Handed off after the instance emitted past its deadline: not placed on today's state. */
+	assert_int_equal(
+		hostsync__queue_handoff(h.g,
+					&(struct hostsync_guest_sample){.time = 1500,
+									.ip = 0x400010,
+									.domain = 7,
+									.vcpu = 0,
+									.mode = DP_MODE_GUEST_USER},
+					10),
+		0);
+	assert_int_equal(hostsync__flush(h.g, UINT64_MAX, &f->out), 0);
+	assert_int_equal(st->assisted, 6);
+	assert_int_equal(st->unassisted, 5);
+	assert_int_equal(st->late, 1);
 	hostsync__free(h.g);
 }
 
