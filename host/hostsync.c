@@ -32,12 +32,6 @@ struct hs_rec {
 	uint8_t data[];
 };
 
-/* A host thread that runs a vCPU: open addressing by tid, 0 = empty. */
-struct hs_vtid {
-	uint32_t tid;
-	int32_t vcpu;
-};
-
 /*
  * Who runs on a guest CPU, from the agent's switch records (guest
  * instances): the task now, and the last task with a user address space,
@@ -58,10 +52,20 @@ struct hs_id {
 	uint32_t idx;
 };
 
-struct hs_dom {
-	uint32_t tgid;
-	uint32_t domain;
-	uint8_t accel; /* enum dp_domain_accel */
+/*
+ * A table keyed by a task id (tgid or tid): open addressing, at most half
+ * full, 0 = an empty slot; entries are never removed, only re-pointed.
+ */
+struct hs_ent {
+	uint32_t key;
+	uint32_t domain; /* doms: the domain of the VMM process `key` */
+	uint8_t accel;	 /* doms: enum dp_domain_accel */
+	int32_t vcpu;	 /* vtids: the vCPU host thread `key` runs, -1 none */
+};
+
+struct hs_table {
+	struct hs_ent *v;
+	size_t n, size;
 };
 
 /*
@@ -118,16 +122,14 @@ struct hostsync {
 	size_t trailer_size;
 
 	/* Which processes are domains' VMMs: open addressing by tgid, 0 = empty. */
-	struct hs_dom *doms;
-	size_t ndoms, domsize;
+	struct hs_table doms;
 
 	struct hs_passive *passive;
 	size_t npassive;
 
 	hostsync_handoff_fn handoff;
 	void *handoff_arg;
-	struct hs_vtid *vtids;
-	size_t nvtids, vtidsize;
+	struct hs_table vtids; /* host threads that run vCPUs (KVM guest-mode samples) */
 	struct hs_vcpu *vcpus; /* guest instances: opts.ncpus of them */
 	uint64_t mark;	       /* the timeline is complete before this host ns */
 
@@ -211,11 +213,11 @@ void hostsync__free(struct hostsync *hs)
 		free(hs->heap[i]);
 	free(hs->heap);
 	free(hs->ids);
-	free(hs->doms);
+	free(hs->doms.v);
 	for (size_t i = 0; i < hs->npassive; i++)
 		free(hs->passive[i].held);
 	free(hs->passive);
-	free(hs->vtids);
+	free(hs->vtids.v);
 	free(hs->vcpus);
 	kernel__fini(&hs->kernel);
 	procs__fini(&hs->procs);
@@ -223,55 +225,66 @@ void hostsync__free(struct hostsync *hs)
 	free(hs);
 }
 
-static size_t dom_slot(const struct hostsync *hs, uint32_t tgid)
+static size_t table__slot(const struct hs_table *t, uint32_t key)
 {
-	size_t mask = hs->domsize - 1, i = (size_t)hash_mix64(tgid) & mask;
+	size_t mask = t->size - 1, i = (size_t)hash_mix64(key) & mask;
 
-	while (hs->doms[i].tgid && hs->doms[i].tgid != tgid)
+	while (t->v[i].key && t->v[i].key != key)
 		i = (i + 1) & mask;
 	return i;
 }
 
-static const struct hs_dom *dom_find(const struct hostsync *hs, uint32_t tgid)
+static const struct hs_ent *table__find(const struct hs_table *t, uint32_t key)
 {
-	const struct hs_dom *e;
+	const struct hs_ent *e;
 
-	if (!hs->ndoms || !tgid)
+	if (!t->n || !key)
 		return NULL;
-	e = &hs->doms[dom_slot(hs, tgid)];
-	return e->tgid ? e : NULL;
+	e = &t->v[table__slot(t, key)];
+	return e->key ? e : NULL;
+}
+
+/* The entry of key, made (zeroed) when new; max_size 0: no bound. */
+static int table__get(struct hs_table *t, uint32_t key, size_t max_size, struct hs_ent **out)
+{
+	struct hs_ent *e;
+
+	if (!key)
+		return -EINVAL;
+	if (2 * (t->n + 1) > t->size) {
+		size_t oldsize = t->size, size = oldsize ? 2 * oldsize : 64;
+		struct hs_ent *old = t->v;
+
+		if (max_size && size > max_size)
+			return -ENOSPC;
+		t->v = calloc(size, sizeof(*t->v));
+		if (!t->v) {
+			t->v = old;
+			return -ENOMEM;
+		}
+		t->size = size;
+		for (size_t i = 0; i < oldsize; i++)
+			if (old[i].key)
+				t->v[table__slot(t, old[i].key)] = old[i];
+		free(old);
+	}
+	e = &t->v[table__slot(t, key)];
+	if (!e->key) {
+		e->key = key;
+		t->n++;
+	}
+	*out = e;
+	return 0;
 }
 
 int hostsync__set_domain(struct hostsync *hs, uint32_t tgid, uint32_t domain,
 			 enum dp_domain_accel accel)
 {
-	struct hs_dom *e;
+	struct hs_ent *e;
+	int r = table__get(&hs->doms, tgid, HS_DOMAINS_MAX * 4, &e);
 
-	if (!tgid)
-		return -EINVAL;
-	/* Keep the table at most half full; entries are never removed, only re-pointed. */
-	if (2 * (hs->ndoms + 1) > hs->domsize) {
-		size_t oldsize = hs->domsize, size = oldsize ? 2 * oldsize : 64;
-		struct hs_dom *old = hs->doms;
-
-		if (size > HS_DOMAINS_MAX * 4)
-			return -ENOSPC;
-		hs->doms = calloc(size, sizeof(*hs->doms));
-		if (!hs->doms) {
-			hs->doms = old;
-			return -ENOMEM;
-		}
-		hs->domsize = size;
-		for (size_t i = 0; i < oldsize; i++)
-			if (old[i].tgid)
-				hs->doms[dom_slot(hs, old[i].tgid)] = old[i];
-		free(old);
-	}
-	e = &hs->doms[dom_slot(hs, tgid)];
-	if (!e->tgid) {
-		e->tgid = tgid;
-		hs->ndoms++;
-	}
+	if (r < 0)
+		return r;
 	e->domain = domain;
 	e->accel = (uint8_t)accel;
 	return 0;
@@ -684,11 +697,11 @@ static int switch_domain(struct hostsync *hs, struct dp_words *out, uint32_t dom
 /* The domain a task's records belong to. */
 static uint32_t task_domain(const struct hostsync *hs, uint32_t tgid)
 {
-	const struct hs_dom *d;
+	const struct hs_ent *d;
 
 	if (hs->opts.guest)
 		return hs->opts.domain;
-	d = dom_find(hs, tgid);
+	d = table__find(&hs->doms, tgid);
 	return d ? d->domain : DP_DOMAIN_HOST;
 }
 
@@ -1182,50 +1195,21 @@ static int passive_place(struct hostsync *hs, struct hs_passive *e, uint64_t ip,
 	return *img ? 0 : -ENOMEM;
 }
 
-static size_t vtid_slot(const struct hostsync *hs, uint32_t tid)
-{
-	size_t mask = hs->vtidsize - 1, i = (size_t)hash_mix64(tid) & mask;
-
-	while (hs->vtids[i].tid && hs->vtids[i].tid != tid)
-		i = (i + 1) & mask;
-	return i;
-}
-
 static int32_t vtid_find(const struct hostsync *hs, uint32_t tid)
 {
-	const struct hs_vtid *e;
+	const struct hs_ent *e = table__find(&hs->vtids, tid);
 
-	if (!hs->nvtids || !tid)
-		return -1;
-	e = &hs->vtids[vtid_slot(hs, tid)];
-	return e->tid ? e->vcpu : -1;
+	return e ? e->vcpu : -1;
 }
 
 int hostsync__set_vcpu(struct hostsync *hs, uint32_t tid, int vcpu)
 {
-	struct hs_vtid *e;
+	struct hs_ent *e;
+	/* A thread that stops being a vCPU keeps its entry, as -1. */
+	int r = table__get(&hs->vtids, tid, 0, &e);
 
-	if (!tid)
-		return -EINVAL;
-	/* A thread that stops being a vCPU keeps its slot, as -1: probing stays simple. */
-	if ((hs->nvtids + 1) * 2 > hs->vtidsize) {
-		size_t size = hs->vtidsize ? hs->vtidsize * 2 : 64;
-		struct hs_vtid *old = hs->vtids, *n = calloc(size, sizeof(*n));
-		size_t oldsize = hs->vtidsize;
-
-		if (!n)
-			return -ENOMEM;
-		hs->vtids = n;
-		hs->vtidsize = size;
-		for (size_t i = 0; i < oldsize; i++)
-			if (old[i].tid)
-				hs->vtids[vtid_slot(hs, old[i].tid)] = old[i];
-		free(old);
-	}
-	e = &hs->vtids[vtid_slot(hs, tid)];
-	if (!e->tid)
-		hs->nvtids++;
-	e->tid = tid;
+	if (r < 0)
+		return r;
 	e->vcpu = vcpu < 0 ? -1 : vcpu;
 	return 0;
 }
@@ -1413,7 +1397,7 @@ static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_word
 {
 	struct hs_image *img = NULL, *app = NULL;
 	struct hs_proc *proc = NULL;
-	const struct hs_dom *dom = NULL;
+	const struct hs_ent *dom = NULL;
 	uint16_t cpumode = get16(r->data + 4) & PERF_RECORD_MISC_CPUMODE_MASK;
 	struct hs_sample s;
 	uint64_t offset = 0;
@@ -1435,7 +1419,7 @@ static int do_sample(struct hostsync *hs, const struct hs_rec *r, struct dp_word
 	}
 	if (s.pid) {
 		proc = proc_lookup(hs, s.pid, out);
-		dom = dom_find(hs, s.pid);
+		dom = table__find(&hs->doms, s.pid);
 	}
 
 	switch (cpumode) {
