@@ -13,7 +13,7 @@ cli_domprofd_LDADD = $(DOMPROF_LIBS)
 # linking host/libdphost.a need passive/libdppassive.a too. Here until their
 # owners' local.mk (host/, events/) list it themselves.
 if HAVE_CMOCKA
-tests_unit_test_hostsync_LDADD += passive/libdppassive.a $(ELF_LIBS)
-tests_unit_test_hostsync_collector_LDADD += passive/libdppassive.a $(ELF_LIBS)
-tests_unit_test_import_LDADD += passive/libdppassive.a $(ELF_LIBS)
+tests_unit_test_hostsync_LDADD += passive/libdppassive.a lib/libdpcore.a $(ELF_LIBS)
+tests_unit_test_hostsync_collector_LDADD += passive/libdppassive.a lib/libdpcore.a $(ELF_LIBS)
+tests_unit_test_import_LDADD += passive/libdppassive.a lib/libdpcore.a $(ELF_LIBS)
 endif

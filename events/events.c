@@ -8,13 +8,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 /* Before libpfm4's header, whose own copy of perf_event.h steps aside for it. */
+#include "domprof/errbuf.h"
 #include "domprof/events.h"
 
 #include <perfmon/pfmlib_perf_event.h>
@@ -121,20 +121,6 @@ const char *events__name_for_attr(uint32_t type, uint64_t config)
 	return NULL;
 }
 
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static int is_all_digits(const char *s, size_t len)
 {
 	if (!len)
@@ -212,8 +198,9 @@ static int encode_pfm(const char *name, struct event_spec *out, char *errbuf, si
 	int ret;
 
 	if (!pfm_ready()) {
-		seterr(errbuf, errlen, "unknown event '%s': libpfm4 failed to initialise (%s)",
-		       name, pfm_strerror(pfm_status));
+		dp_errbuf__set(errbuf, errlen,
+			       "unknown event '%s': libpfm4 failed to initialise (%s)", name,
+			       pfm_strerror(pfm_status));
 		return -ENOENT;
 	}
 	memset(&attr, 0, sizeof(attr));
@@ -222,11 +209,12 @@ static int encode_pfm(const char *name, struct event_spec *out, char *errbuf, si
 	arg.size = sizeof(arg);
 	ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	if (ret == PFM_ERR_NOTFOUND) {
-		seterr(errbuf, errlen, "unknown event '%s' (see `domprof list-events`)", name);
+		dp_errbuf__set(errbuf, errlen, "unknown event '%s' (see `domprof list-events`)",
+			       name);
 		return -ENOENT;
 	}
 	if (ret != PFM_SUCCESS) {
-		seterr(errbuf, errlen, "event '%s': %s", name, pfm_strerror(ret));
+		dp_errbuf__set(errbuf, errlen, "event '%s': %s", name, pfm_strerror(ret));
 		return -EINVAL;
 	}
 	out->type = attr.type;
@@ -253,11 +241,11 @@ int events__parse(const char *spec, uint32_t freq_hz, struct event_spec *out, ch
 
 	memset(out, 0, sizeof(*out));
 	if (!spec || !*spec) {
-		seterr(errbuf, errlen, "empty event specification");
+		dp_errbuf__set(errbuf, errlen, "empty event specification");
 		return -EINVAL;
 	}
 	if (freq_hz > FREQ_MAX) {
-		seterr(errbuf, errlen, "frequency %" PRIu32 " Hz is too high", freq_hz);
+		dp_errbuf__set(errbuf, errlen, "frequency %" PRIu32 " Hz is too high", freq_hz);
 		return -EINVAL;
 	}
 
@@ -277,17 +265,18 @@ int events__parse(const char *spec, uint32_t freq_hz, struct event_spec *out, ch
 	}
 	name_len = name_end ? (size_t)(name_end - spec) : strlen(spec);
 	if (!name_len || spec[0] == ':') {
-		seterr(errbuf, errlen, "event '%s' has no name", spec);
+		dp_errbuf__set(errbuf, errlen, "event '%s' has no name", spec);
 		return -EINVAL;
 	}
 	if (name_len >= DP_EVENT_NAME_MAX) {
-		seterr(errbuf, errlen, "event name is longer than %d bytes", DP_EVENT_NAME_MAX - 1);
+		dp_errbuf__set(errbuf, errlen, "event name is longer than %d bytes",
+			       DP_EVENT_NAME_MAX - 1);
 		return -EINVAL;
 	}
 	memcpy(out->name, spec, name_len);
 	out->name[name_len] = '\0';
 	if (strstr(out->name, "::") || out->name[name_len - 1] == ':') {
-		seterr(errbuf, errlen, "event '%s' has an empty field", out->name);
+		dp_errbuf__set(errbuf, errlen, "event '%s' has an empty field", out->name);
 		return -EINVAL;
 	}
 
@@ -296,9 +285,10 @@ int events__parse(const char *spec, uint32_t freq_hz, struct event_spec *out, ch
 			const char *colon = strchr(p, ':');
 
 			if (nf == MAX_NUM_FIELDS) {
-				seterr(errbuf, errlen,
-				       "event '%s': too many fields (EVENT:COUNT:UM:KERNEL:USER)",
-				       spec);
+				dp_errbuf__set(
+					errbuf, errlen,
+					"event '%s': too many fields (EVENT:COUNT:UM:KERNEL:USER)",
+					spec);
 				return -EINVAL;
 			}
 			fields[nf] = p;
@@ -324,15 +314,15 @@ int events__parse(const char *spec, uint32_t freq_hz, struct event_spec *out, ch
 
 	if (nf >= 1) {
 		if (freq_hz) {
-			seterr(errbuf, errlen, "event '%s': a COUNT and -F cannot be used together",
-			       spec);
+			dp_errbuf__set(errbuf, errlen,
+				       "event '%s': a COUNT and -F cannot be used together", spec);
 			return -EINVAL;
 		}
 		ret = parse_u64(fields[0], flen[0], 0, COUNT_MAX, &v);
 		if (ret || !v) {
-			seterr(errbuf, errlen,
-			       "event '%s': COUNT must be a number from 1 to %" PRIu32, spec,
-			       (uint32_t)COUNT_MAX);
+			dp_errbuf__set(errbuf, errlen,
+				       "event '%s': COUNT must be a number from 1 to %" PRIu32,
+				       spec, (uint32_t)COUNT_MAX);
 			return -EINVAL;
 		}
 		out->period = v;
@@ -343,18 +333,19 @@ int events__parse(const char *spec, uint32_t freq_hz, struct event_spec *out, ch
 	if (nf >= 2) {
 		ret = parse_u64(fields[1], flen[1], 1, UINT32_MAX, &v);
 		if (ret) {
-			seterr(errbuf, errlen,
-			       "event '%s': UM must be a decimal or 0x-prefixed hex number below "
-			       "2^32",
-			       spec);
+			dp_errbuf__set(
+				errbuf, errlen,
+				"event '%s': UM must be a decimal or 0x-prefixed hex number below "
+				"2^32",
+				spec);
 			return -EINVAL;
 		}
 		out->um = (uint32_t)v;
 	}
 	for (size_t i = 2; i < nf; i++) {
 		if (flen[i] != 1 || (fields[i][0] != '0' && fields[i][0] != '1')) {
-			seterr(errbuf, errlen, "event '%s': %s must be 0 or 1", spec,
-			       i == 2 ? "KERNEL" : "USER");
+			dp_errbuf__set(errbuf, errlen, "event '%s': %s must be 0 or 1", spec,
+				       i == 2 ? "KERNEL" : "USER");
 			return -EINVAL;
 		}
 		if (i == 2)
@@ -363,7 +354,8 @@ int events__parse(const char *spec, uint32_t freq_hz, struct event_spec *out, ch
 			out->user = fields[i][0] == '1';
 	}
 	if (!out->kernel && !out->user) {
-		seterr(errbuf, errlen, "event '%s' counts neither kernel nor user mode", spec);
+		dp_errbuf__set(errbuf, errlen, "event '%s' counts neither kernel nor user mode",
+			       spec);
 		return -EINVAL;
 	}
 	return 0;

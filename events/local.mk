@@ -8,7 +8,7 @@ check_PROGRAMS += tests/unit/test-events
 TESTS += tests/unit/test-events
 tests_unit_test_events_SOURCES = tests/unit/test-events.c
 tests_unit_test_events_CFLAGS = $(UNIT_CFLAGS) $(PFM_CFLAGS)
-tests_unit_test_events_LDADD = events/libdpevents.a $(PFM_LIBS) $(UNIT_LIBS)
+tests_unit_test_events_LDADD = events/libdpevents.a lib/libdpcore.a $(PFM_LIBS) $(UNIT_LIBS)
 endif
 
 # domprof import's unit test lives here because pp/local.mk has another

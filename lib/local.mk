@@ -1,6 +1,7 @@
 # lib/: the word codec, odb format, session safety, saved stream.
 noinst_LIBRARIES += lib/libdpcore.a
 lib_libdpcore_a_SOURCES = \
+	lib/errbuf.c \
 	lib/words.c \
 	lib/session.c \
 	lib/odb.c \

@@ -9,29 +9,15 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "domprof/errbuf.h"
 #include "domprof/passive.h"
 #include "passive/internal.h"
-
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static struct passive_image *image__alloc(const char *path)
 {
@@ -137,7 +123,7 @@ static int image__finish(struct passive_image *img, char *errbuf, size_t errlen)
 		}
 	}
 	if (!img->nsyms) {
-		seterr(errbuf, errlen, "%s: no text symbols", img->path);
+		dp_errbuf__set(errbuf, errlen, "%s: no text symbols", img->path);
 		return -ENOEXEC;
 	}
 	qsort(img->syms, img->nsyms, sizeof(*img->syms), psym__cmp);
@@ -271,17 +257,18 @@ static int stub_error(const char *path, char *errbuf, size_t errlen)
 	base = base ? base + 1 : path;
 	ver = !strncmp(base, "System.map-", 11) && base[11] ? base + 11 : NULL;
 	if (ver && strlen(ver) < 128 && !strpbrk(ver, " \t\n'\"/"))
-		seterr(errbuf, errlen,
-		       "%s is the stub the Debian kernel package ships, not a System.map: "
-		       "install linux-image-%s-dbg and give its vmlinux "
-		       "(/usr/lib/debug/boot/vmlinux-%s) or its System.map",
-		       path, ver, ver);
+		dp_errbuf__set(errbuf, errlen,
+			       "%s is the stub the Debian kernel package ships, not a System.map: "
+			       "install linux-image-%s-dbg and give its vmlinux "
+			       "(/usr/lib/debug/boot/vmlinux-%s) or its System.map",
+			       path, ver, ver);
 	else
-		seterr(errbuf, errlen,
-		       "%s is the stub the Debian kernel package ships, not a System.map: "
-		       "install the kernel's linux-image-<version>-dbg package and give its "
-		       "vmlinux (/usr/lib/debug/boot/vmlinux-<version>) or its System.map",
-		       path);
+		dp_errbuf__set(
+			errbuf, errlen,
+			"%s is the stub the Debian kernel package ships, not a System.map: "
+			"install the kernel's linux-image-<version>-dbg package and give its "
+			"vmlinux (/usr/lib/debug/boot/vmlinux-<version>) or its System.map",
+			path);
 	return -EMEDIUMTYPE;
 }
 
@@ -371,10 +358,10 @@ static int parse_text(struct passive_image *img, const char *data, size_t len, c
 		}
 	}
 	if (lines && zero == lines - img->bad_lines - modules) {
-		seterr(errbuf, errlen,
-		       "%s: every address is 0 (kallsyms read without root, or with "
-		       "kptr_restrict): save /proc/kallsyms as root in the guest",
-		       img->path);
+		dp_errbuf__set(errbuf, errlen,
+			       "%s: every address is 0 (kallsyms read without root, or with "
+			       "kptr_restrict): save /proc/kallsyms as root in the guest",
+			       img->path);
 		return -ENOEXEC;
 	}
 	/* Weak symbols outside the strong text symbols' range are data. */
@@ -396,10 +383,10 @@ static int parse_text(struct passive_image *img, const char *data, size_t len, c
 		img->nsyms = k;
 	}
 	if (!img->nsyms) {
-		seterr(errbuf, errlen,
-		       "%s: no text symbols (%zu lines, %zu malformed): not a System.map, "
-		       "kallsyms or ELF image",
-		       img->path, lines, img->bad_lines);
+		dp_errbuf__set(errbuf, errlen,
+			       "%s: no text symbols (%zu lines, %zu malformed): not a System.map, "
+			       "kallsyms or ELF image",
+			       img->path, lines, img->bad_lines);
 		return -ENOEXEC;
 	}
 	return image__finish(img, errbuf, errlen);
@@ -413,7 +400,8 @@ int passive_image__load_mem(const char *name, const char *data, size_t len,
 
 	*out = NULL;
 	if (len > PASSIVE_MAX_FILE) {
-		seterr(errbuf, errlen, "%s: larger than %u MiB", name, PASSIVE_MAX_FILE >> 20);
+		dp_errbuf__set(errbuf, errlen, "%s: larger than %u MiB", name,
+			       PASSIVE_MAX_FILE >> 20);
 		return -EFBIG;
 	}
 	img = image__alloc(name);
@@ -569,7 +557,8 @@ static int load_elf(struct passive_image *img, int fd, char *errbuf, size_t errl
 		return -ENOTSUP;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		seterr(errbuf, errlen, "%s: unreadable ELF file: %s", img->path, elf_errmsg(-1));
+		dp_errbuf__set(errbuf, errlen, "%s: unreadable ELF file: %s", img->path,
+			       elf_errmsg(-1));
 		elf_end(elf);
 		return -ENOEXEC;
 	}
@@ -586,10 +575,11 @@ static int load_elf(struct passive_image *img, int fd, char *errbuf, size_t errl
 		}
 	}
 	if (!symtab && !dynsym) {
-		seterr(errbuf, errlen,
-		       "%s: an ELF file without a symbol table (stripped): give the unstripped "
-		       "image (a kernel's vmlinux from its -dbg package) or a System.map",
-		       img->path);
+		dp_errbuf__set(
+			errbuf, errlen,
+			"%s: an ELF file without a symbol table (stripped): give the unstripped "
+			"image (a kernel's vmlinux from its -dbg package) or a System.map",
+			img->path);
 		elf_end(elf);
 		return -ENOEXEC;
 	}
@@ -603,9 +593,9 @@ static int load_elf(struct passive_image *img, int fd, char *errbuf, size_t errl
 		elf_banner(img, elf, banner);
 	elf_end(elf);
 	if (!img->nsyms) {
-		seterr(errbuf, errlen,
-		       "%s: an ELF file with no function symbols in executable sections",
-		       img->path);
+		dp_errbuf__set(errbuf, errlen,
+			       "%s: an ELF file with no function symbols in executable sections",
+			       img->path);
 		return -ENOEXEC;
 	}
 	return image__finish(img, errbuf, errlen);
@@ -624,12 +614,12 @@ int passive_image__load(const char *path, struct passive_image **out, char *errb
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		seterr(errbuf, errlen, "cannot open %s: %s", path, strerror(-ret));
+		dp_errbuf__set(errbuf, errlen, "cannot open %s: %s", path, strerror(-ret));
 		return ret;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		seterr(errbuf, errlen, "%s: not a regular file", path);
+		dp_errbuf__set(errbuf, errlen, "%s: not a regular file", path);
 		goto out_close;
 	}
 	if (pread(fd, magic, 4, 0) == 4 && !memcmp(magic, ELFMAG, SELFMAG)) {
@@ -649,17 +639,20 @@ int passive_image__load(const char *path, struct passive_image **out, char *errb
 
 		if (magic[0] == 'M' && magic[1] == 'Z' && pread(fd, hdrs, 4, 0x202) == 4 &&
 		    !memcmp(hdrs, "HdrS", 4)) {
-			seterr(errbuf, errlen,
-			       "%s is a compressed kernel (vmlinuz) without symbols: give its "
-			       "vmlinux (the -dbg package's /usr/lib/debug/boot/vmlinux-<version>) "
-			       "or System.map",
-			       path);
+			dp_errbuf__set(
+				errbuf, errlen,
+				"%s is a compressed kernel (vmlinuz) without symbols: give its "
+				"vmlinux (the -dbg package's "
+				"/usr/lib/debug/boot/vmlinux-<version>) "
+				"or System.map",
+				path);
 			ret = -ENOEXEC;
 			goto out_close;
 		}
 	}
 	if ((uint64_t)st.st_size > PASSIVE_MAX_FILE) {
-		seterr(errbuf, errlen, "%s: larger than %u MiB", path, PASSIVE_MAX_FILE >> 20);
+		dp_errbuf__set(errbuf, errlen, "%s: larger than %u MiB", path,
+			       PASSIVE_MAX_FILE >> 20);
 		ret = -EFBIG;
 		goto out_close;
 	}
@@ -675,7 +668,7 @@ int passive_image__load(const char *path, struct passive_image **out, char *errb
 			continue;
 		if (r < 0) {
 			ret = -errno;
-			seterr(errbuf, errlen, "cannot read %s: %s", path, strerror(-ret));
+			dp_errbuf__set(errbuf, errlen, "cannot read %s: %s", path, strerror(-ret));
 			goto out_data;
 		}
 		if (!r)
@@ -683,8 +676,8 @@ int passive_image__load(const char *path, struct passive_image **out, char *errb
 		got += (size_t)r;
 	}
 	if (memchr(data, '\0', got)) {
-		seterr(errbuf, errlen, "%s: neither an ELF file nor a System.map or kallsyms text",
-		       path);
+		dp_errbuf__set(errbuf, errlen,
+			       "%s: neither an ELF file nor a System.map or kallsyms text", path);
 		ret = -ENOEXEC;
 		goto out_data;
 	}

@@ -7,7 +7,7 @@ passive_libdppassive_a_SOURCES = \
 	passive/internal.h
 passive_libdppassive_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(LIBVIRT_CFLAGS)
 # Programs linking it add $(ELF_LIBS), and $(LIBVIRT_LIBS) when built with libvirt.
-PASSIVE_LIBS = passive/libdppassive.a
+PASSIVE_LIBS = passive/libdppassive.a lib/libdpcore.a
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test-passive
@@ -15,6 +15,7 @@ TESTS += tests/unit/test-passive
 tests_unit_test_passive_SOURCES = tests/unit/test-passive.c
 tests_unit_test_passive_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS) \
 	-DTEST_BUILDDIR='"$(abs_top_builddir)"'
-tests_unit_test_passive_LDADD = passive/libdppassive.a $(ELF_LIBS) $(LIBVIRT_LIBS) $(UNIT_LIBS)
+tests_unit_test_passive_LDADD = passive/libdppassive.a lib/libdpcore.a $(ELF_LIBS) $(LIBVIRT_LIBS) \
+	$(UNIT_LIBS)
 endif
 EXTRA_DIST += doc/passive.md

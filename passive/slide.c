@@ -12,31 +12,17 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "domprof/errbuf.h"
 #include "domprof/passive.h"
 #include "passive/internal.h"
 
 #define DEFAULT_MIN_MATCH 0.99
 #define DEFAULT_MIN_PCS	  512
 #define DEFAULT_MAX_PCS	  4096
-
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int u64__cmp(const void *a, const void *b)
 {
@@ -395,7 +381,7 @@ int passive_domain__decide(struct passive_domain *pd, bool final, char *errbuf, 
 	if (pd->state == PASSIVE_READY)
 		return 0;
 	if (pd->state == PASSIVE_REFUSED) {
-		seterr(errbuf, errlen, "domain %s: image %s was refused", pd->name, path);
+		dp_errbuf__set(errbuf, errlen, "domain %s: image %s was refused", pd->name, path);
 		return -ENOEXEC;
 	}
 	if (final)
@@ -406,16 +392,17 @@ int passive_domain__decide(struct passive_domain *pd, bool final, char *errbuf, 
 		ret = -EAGAIN;
 	if (ret == -EAGAIN) {
 		if (!final) {
-			seterr(errbuf, errlen,
-			       "domain %s: %zu distinct guest-kernel pcs so far, too few to place "
-			       "%s",
-			       pd->name, pd->result.pcs, path);
+			dp_errbuf__set(
+				errbuf, errlen,
+				"domain %s: %zu distinct guest-kernel pcs so far, too few to place "
+				"%s",
+				pd->name, pd->result.pcs, path);
 			return -EAGAIN;
 		}
-		seterr(errbuf, errlen,
-		       "domain %s: no guest-kernel samples to find the slide of %s (give "
-		       "--passive-slide %s=HEX)",
-		       pd->name, path, pd->name);
+		dp_errbuf__set(errbuf, errlen,
+			       "domain %s: no guest-kernel samples to find the slide of %s (give "
+			       "--passive-slide %s=HEX)",
+			       pd->name, path, pd->name);
 		return -ENODATA;
 	}
 	if (ret == -ENOEXEC) {
@@ -424,25 +411,29 @@ int passive_domain__decide(struct passive_domain *pd, bool final, char *errbuf, 
 		pd->pcs = NULL;
 		pd->npcs = pd->cap = 0;
 		if (pd->result.peeked && !pd->result.confirmed)
-			seterr(errbuf, errlen,
-			       "passive image %s does not match domain %s's kernel: its memory "
-			       "shows "
-			       "no %s at any of %zu candidate slides",
-			       path, pd->name,
-			       pd->img->have_banner ? "banner of this image" : "kernel banner",
-			       pd->result.candidates);
+			dp_errbuf__set(
+				errbuf, errlen,
+				"passive image %s does not match domain %s's kernel: its memory "
+				"shows "
+				"no %s at any of %zu candidate slides",
+				path, pd->name,
+				pd->img->have_banner ? "banner of this image" : "kernel banner",
+				pd->result.candidates);
 		else
-			seterr(errbuf, errlen,
-			       "passive image %s does not match domain %s's kernel: at best %zu of "
-			       "the %zu distinct guest-kernel pcs in its text (of %zu) fall in its "
-			       "functions (slide %s0x%llx), %.0f %% needed",
-			       path, pd->name, pd->result.matched, pd->result.in_range,
-			       pd->result.pcs, pd->result.slide < 0 ? "-" : "",
-			       (unsigned long long)(pd->result.slide < 0
-							    ? -(uint64_t)pd->result.slide
-							    : (uint64_t)pd->result.slide),
-			       100 * (o.min_match > 0 && o.min_match <= 1 ? o.min_match
-									  : DEFAULT_MIN_MATCH));
+			dp_errbuf__set(errbuf, errlen,
+				       "passive image %s does not match domain %s's kernel: at "
+				       "best %zu of "
+				       "the %zu distinct guest-kernel pcs in its text (of %zu) "
+				       "fall in its "
+				       "functions (slide %s0x%llx), %.0f %% needed",
+				       path, pd->name, pd->result.matched, pd->result.in_range,
+				       pd->result.pcs, pd->result.slide < 0 ? "-" : "",
+				       (unsigned long long)(pd->result.slide < 0
+								    ? -(uint64_t)pd->result.slide
+								    : (uint64_t)pd->result.slide),
+				       100 * (o.min_match > 0 && o.min_match <= 1
+						      ? o.min_match
+						      : DEFAULT_MIN_MATCH));
 		return -ENOEXEC;
 	}
 	if (ret < 0)
