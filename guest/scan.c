@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "domprof/hex.h"
 #include "domprof/le.h"
 #include "elfnote.h"
 
@@ -52,17 +53,6 @@ static ssize_t read_small(const char *path, char *buf, size_t cap)
 	return n;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int agent__send_hello(struct agent *a)
 {
 	struct ap_wr w;
@@ -76,7 +66,7 @@ int agent__send_hello(struct agent *a)
 
 	if (read_small("/proc/sys/kernel/random/boot_id", text, sizeof(text)) > 0) {
 		for (const char *p = text; *p && nb < 32; p++) {
-			int v = hexval((unsigned char)*p);
+			int v = hex__val((unsigned char)*p);
 
 			if (v < 0)
 				continue;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "domprof/hash.h"
+#include "domprof/hex.h"
 #include "domprof/metafile.h"
 #include "domprof/session.h"
 
@@ -46,17 +47,6 @@ int meta__escape(const char *in, size_t len, char *out, size_t cap)
 	return (int)o;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 int meta__unescape(char *s)
 {
 	size_t o = 0;
@@ -65,7 +55,7 @@ int meta__unescape(char *s)
 		if (o >= INT_MAX)
 			return -EBADMSG;
 		if (s[i] == '%') {
-			int hi = hexval(s[i + 1]), lo = hi < 0 ? -1 : hexval(s[i + 2]);
+			int hi = hex__val(s[i + 1]), lo = hi < 0 ? -1 : hex__val(s[i + 2]);
 
 			if (hi < 0 || lo < 0)
 				return -EBADMSG;

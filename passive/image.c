@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "domprof/errbuf.h"
+#include "domprof/hex.h"
 #include "domprof/passive.h"
 #include "passive/internal.h"
 
@@ -204,17 +205,6 @@ static int image__make_name(struct passive_image *img)
 
 /* ---- System.map and kallsyms ---- */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Names a lookup may need later (data symbols are not kept otherwise). */
 static bool is_named_wanted(const char *s, size_t len)
 {
@@ -296,7 +286,7 @@ static int parse_text(struct passive_image *img, const char *data, size_t len, c
 		if (q == le)
 			continue;
 		lines++;
-		while (q < le && (v = hexval(*q)) >= 0) {
+		while (q < le && (v = hex__val(*q)) >= 0) {
 			addr = addr << 4 | (uint64_t)v;
 			q++;
 			if (++ndig > 16)

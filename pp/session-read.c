@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "domprof/errbuf.h"
 #include "domprof/events.h"
 #include "domprof/hash.h"
 #include "domprof/metafile.h"
@@ -119,20 +120,6 @@ int strmap__put(struct strmap *m, const char *key, size_t val)
 }
 
 /* ---- helpers ---- */
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 int pp_session__note(struct pp_session *s, const char *fmt, ...)
 {
@@ -303,16 +290,16 @@ static int read_meta_session(struct pp_session *s, char *err, size_t errlen)
 
 	ret = meta__read_file(s->dirfd, DP_SESSION_MARKER, 1 << 20, &data, &len);
 	if (ret < 0) {
-		seterr(err, errlen, "%s is not a domprof session (meta/session: %s)", s->path,
-		       strerror(-ret));
+		dp_errbuf__set(err, errlen, "%s is not a domprof session (meta/session: %s)",
+			       s->path, strerror(-ret));
 		return -EINVAL;
 	}
 	line = strtok_r(data, "\n", &save);
 	if (!line || strcmp(line, "domprof-session 1")) {
-		seterr(err, errlen,
-		       "%s: unsupported session format (meta/session does not start "
-		       "with \"domprof-session 1\")",
-		       s->path);
+		dp_errbuf__set(err, errlen,
+			       "%s: unsupported session format (meta/session does not start "
+			       "with \"domprof-session 1\")",
+			       s->path);
 		free(data);
 		return -EINVAL;
 	}
@@ -1290,9 +1277,10 @@ int pp_session__read(const char *path, const struct pp_filter *filter, struct pp
 	ret = session__open(path);
 	if (ret < 0) {
 		if (ret == -EINVAL)
-			seterr(err, errlen, "%s is not a domprof session (no meta/session)", path);
+			dp_errbuf__set(err, errlen, "%s is not a domprof session (no meta/session)",
+				       path);
 		else
-			seterr(err, errlen, "%s: %s", path, strerror(-ret));
+			dp_errbuf__set(err, errlen, "%s: %s", path, strerror(-ret));
 		goto err_free;
 	}
 	s->dirfd = ret;
@@ -1322,7 +1310,7 @@ int pp_session__read(const char *path, const struct pp_filter *filter, struct pp
 
 	ret = read_trees(s, filter, &mi);
 	if (ret) {
-		seterr(err, errlen, "%s: reading samples: %s", path, strerror(-ret));
+		dp_errbuf__set(err, errlen, "%s: reading samples: %s", path, strerror(-ret));
 		goto err_free;
 	}
 	if (filter->domain) {
@@ -1331,13 +1319,13 @@ int pp_session__read(const char *path, const struct pp_filter *filter, struct pp
 		for (size_t i = 0; i < s->ndomains; i++)
 			found |= s->doms[i].selected;
 		if (!found) {
-			seterr(err, errlen, "no domain '%s' in %s", filter->domain, path);
+			dp_errbuf__set(err, errlen, "no domain '%s' in %s", filter->domain, path);
 			ret = -ESRCH;
 			goto err_free;
 		}
 	}
 	if (filter->event && !event__find(s, filter->event)) {
-		seterr(err, errlen, "no event '%s' in %s", filter->event, path);
+		dp_errbuf__set(err, errlen, "no event '%s' in %s", filter->event, path);
 		ret = -ESRCH;
 		goto err_free;
 	}
