@@ -91,7 +91,7 @@ struct pp_agent {
 	uint64_t version;
 	uint64_t dropped_frames, lost_records;
 	uint64_t hellos_dropped, gaps_dropped; /* not listed, by the daemon or by us */
-	bool has_assist; /* host-side guest samples went through its timeline */
+	/* Host-side guest samples its timeline placed, or not (both 0: none went through it). */
 	uint64_t assist_placed, assist_outside, assist_err_ns;
 	struct pp_hello *hellos;
 	size_t nhellos;

@@ -1089,7 +1089,7 @@ static void text__agent_note(const struct pp_domain *pd, FILE *f)
 	if (g->lost_records)
 		fprintf(f, "; %" PRIu64 " perf %s lost in the guest", g->lost_records,
 			plural(g->lost_records, "record", "records"));
-	if (g->has_assist) {
+	if (g->assist_placed || g->assist_outside) {
 		uint64_t all = g->assist_placed + g->assist_outside;
 
 		fprintf(f,
@@ -1313,7 +1313,7 @@ static void agent__json(const struct pp_session *s, const struct pp_agent *g, FI
 		",\"dropped_frames\":%" PRIu64 ",\"lost_records\":%" PRIu64
 		",\"hellos_not_listed\":%" PRIu64 ",\"gaps_not_listed\":%" PRIu64,
 		g->dropped_frames, g->lost_records, g->hellos_dropped, g->gaps_dropped);
-	if (g->has_assist)
+	if (g->assist_placed || g->assist_outside)
 		fprintf(f,
 			",\"assist\":{\"placed\":%" PRIu64 ",\"outside\":%" PRIu64
 			",\"clock_err_ns\":%" PRIu64 "}",

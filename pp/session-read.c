@@ -1080,9 +1080,9 @@ static int agent_line(struct pp_session *s, char *line, void *arg)
 	else if (!strcmp(line, "gaps_dropped"))
 		num = &g->gaps_dropped;
 	else if (!strcmp(line, "assist_placed"))
-		num = &g->assist_placed, g->has_assist = true;
+		num = &g->assist_placed;
 	else if (!strcmp(line, "assist_outside"))
-		num = &g->assist_outside, g->has_assist = true;
+		num = &g->assist_outside;
 	else if (!strcmp(line, "assist_clock_err_ns"))
 		num = &g->assist_err_ns;
 	if (str) {
