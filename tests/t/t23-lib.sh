@@ -19,6 +19,8 @@ t23_now_ms() {
 }
 
 # t23_rate NAME SECS: the workload's progress rate (rounds/s) over SECS.
+# Rates compared with each other are taken over the same SECS: on a shared
+# machine a shorter window is the noisier one.
 t23_rate() {
 	r_p0=$(t23_progress "$1") r_t0=$(t23_now_ms)
 	sleep "$2"

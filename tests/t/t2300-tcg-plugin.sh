@@ -86,7 +86,7 @@ test_expect_success 'samples arrive every second while the guest runs' '
 '
 
 test_expect_success 'the guest keeps >= 90 % of its progress with the server stopped 10 s' '
-	before=$(t23_rate t2300-a 5) &&
+	before=$(t23_rate t2300-a 10) &&
 	kill -STOP $dump_pid &&
 	during=$(t23_rate t2300-a 10) &&
 	kill -CONT $dump_pid &&

@@ -34,7 +34,7 @@ test_expect_success 'the recorder runs and the plugin samples into it' '
 '
 
 test_expect_success 'the guest keeps >= 90 % of its progress with the recorder stopped 10 s' '
-	before=$(t23_rate t2520-a 5) &&
+	before=$(t23_rate t2520-a 10) &&
 	kill -STOP $record_pid &&
 	during=$(t23_rate t2520-a 10) &&
 	kill -CONT $record_pid &&
