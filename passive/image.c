@@ -262,6 +262,36 @@ static int stub_error(const char *path, char *errbuf, size_t errlen)
 	return -EMEDIUMTYPE;
 }
 
+/*
+ * The rest of a domain's meta/kallsyms line after "ADDR\t" (doc/session-layout.md):
+ * "SIZE\tTYPE\tNAME", NAME ending in " [module]" for a module's symbol.
+ * 1: a symbol in s and its name in [*nm, *nmend); 0: a module symbol;
+ * -EINVAL: malformed.
+ */
+static int parse_session_line(const char *q, const char *le, struct psym *s, char *type,
+			      const char **nm, const char **nmend)
+{
+	uint64_t size = 0;
+	int ndig = 0, v;
+
+	while (q < le && (v = hex__val(*q)) >= 0) {
+		size = size << 4 | (uint64_t)v;
+		q++;
+		if (++ndig > 8)
+			return -EINVAL;
+	}
+	if (!ndig || le - q < 4 || q[0] != '\t' || q[2] != '\t')
+		return -EINVAL;
+	*type = q[1];
+	*nm = q + 3;
+	*nmend = memchr(*nm, ' ', (size_t)(le - *nm));
+	if (*nmend)
+		return le[-1] == ']' ? 0 : -EINVAL;
+	*nmend = le;
+	s->size = size;
+	return 1;
+}
+
 static int parse_text(struct passive_image *img, const char *data, size_t len, char *errbuf,
 		      size_t errlen)
 {
@@ -275,6 +305,7 @@ static int parse_text(struct passive_image *img, const char *data, size_t len, c
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
 		const char *q, *nm, *nmend, *le = eol ? eol : end;
+		struct psym s;
 		uint64_t addr = 0;
 		int ndig = 0, v;
 		char type;
@@ -292,18 +323,39 @@ static int parse_text(struct passive_image *img, const char *data, size_t len, c
 			if (++ndig > 16)
 				break;
 		}
-		if (!ndig || ndig > 16 || q + 3 > le || *q != ' ' || q[2] != ' ') {
-			img->bad_lines++;
+		if (!ndig && le - q > 7 && !memcmp(q, "module\t", 7)) {
+			/* meta/kallsyms's module lines: the [guest-modules] class. */
+			img->format = PASSIVE_FMT_SESSION;
+			modules++;
 			continue;
 		}
-		type = q[1];
-		nm = q + 3;
-		nmend = nm;
-		while (nmend < le && *nmend != ' ' && *nmend != '\t')
-			nmend++;
-		if (nmend == nm || (size_t)(nmend - nm) > PASSIVE_MAX_NAME) {
-			img->bad_lines++;
-			continue;
+		s = (struct psym){0};
+		if (ndig && ndig <= 16 && q < le && *q == '\t') {
+			int r = parse_session_line(q + 1, le, &s, &type, &nm, &nmend);
+
+			if (r < 0 || nmend == nm || (size_t)(nmend - nm) > PASSIVE_MAX_NAME) {
+				img->bad_lines++;
+				continue;
+			}
+			img->format = PASSIVE_FMT_SESSION;
+			if (!r) {
+				modules++;
+				continue;
+			}
+		} else {
+			if (!ndig || ndig > 16 || q + 3 > le || *q != ' ' || q[2] != ' ') {
+				img->bad_lines++;
+				continue;
+			}
+			type = q[1];
+			nm = q + 3;
+			nmend = nm;
+			while (nmend < le && *nmend != ' ' && *nmend != '\t')
+				nmend++;
+			if (nmend == nm || (size_t)(nmend - nm) > PASSIVE_MAX_NAME) {
+				img->bad_lines++;
+				continue;
+			}
 		}
 		if (nmend < le) {
 			/* Only a "[module]" field may follow the name (kallsyms). */
@@ -327,8 +379,8 @@ static int parse_text(struct passive_image *img, const char *data, size_t len, c
 				return ret;
 		}
 		if (type == 't' || type == 'T' || type == 'w' || type == 'W') {
-			struct psym s = {.addr = addr,
-					 .pad = is_pad_name(nm, (size_t)(nmend - nm))};
+			s.addr = addr;
+			s.pad = is_pad_name(nm, (size_t)(nmend - nm));
 
 			if (type == 'w' || type == 'W') {
 				/* Weak symbols may be data: keep only those in text, known later.

@@ -33,6 +33,7 @@ enum passive_format {
 	PASSIVE_FMT_ELF = 1,	/* vmlinux or another ELF with .symtab/.dynsym */
 	PASSIVE_FMT_SYSTEM_MAP, /* "addr type name" lines */
 	PASSIVE_FMT_KALLSYMS,	/* the same, with "[module]" lines (a saved /proc/kallsyms) */
+	PASSIVE_FMT_SESSION,	/* a domain's meta/kallsyms: "addr size type name" */
 };
 
 struct passive_image;

@@ -103,6 +103,31 @@ static const struct text_case text_cases[] = {
 	 "ffffffffc0001000 t virtio_probe\t[virtio_pci]\n"
 	 "ffffffffc0001100 t virtio_remove [virtio_pci]\n",
 	 0, PASSIVE_FMT_KALLSYMS, 3, 0, 0xffffffff81000041, "do_one", 1},
+	/* A domain's meta/kallsyms: its sizes kept, a gap between them no symbol's. */
+	{__LINE__,
+	 "ffffffff81000000\t10\tT\t_stext\n"
+	 "ffffffff81000040\t30\tT\tdo_one\n"
+	 "ffffffff81000080\t100\tt\tdo_two\n"
+	 "ffffffff81000400\t0\tT\t_etext\n"
+	 "ffffffffc0001000\t40\tt\tvirtio_probe [virtio_pci]\n"
+	 "module\tvirtio_pci\tffffffffc0001000\t2000\n",
+	 0, PASSIVE_FMT_SESSION, 4, 0, 0xffffffff81000090, "do_two", 0x10},
+	{__LINE__,
+	 "ffffffff81000000\t10\tT\t_stext\n"
+	 "ffffffff81000040\t30\tT\tdo_one\n"
+	 "ffffffff81000080\t100\tt\tdo_two\n"
+	 "ffffffff81000400\t0\tT\t_etext\n",
+	 0, PASSIVE_FMT_SESSION, 4, 0, 0xffffffff81000070, NULL, 0},
+	/* Its malformed lines: no size, a size over 32 bits, a name with a space. */
+	{__LINE__,
+	 "ffffffff81000000\t10\tT\t_stext\n"
+	 "ffffffff81000040\tT\tno_size\n"
+	 "ffffffff81000050\t123456789\tT\tbig\n"
+	 "ffffffff81000060\t10\tT\tname trailing\n"
+	 "ffffffff81000070\t10\tT\t\n"
+	 "ffffffff81000080\t10\tT\tfine\n"
+	 "ffffffff81000400\t0\tT\t_etext\n",
+	 0, PASSIVE_FMT_SESSION, 3, 4, 0xffffffff81000088, "fine", 8},
 	/* Hostile lines are counted and skipped; CRLF endings are fine. */
 	{__LINE__,
 	 "ffffffff81000000 T _stext\r\n"
