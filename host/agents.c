@@ -577,6 +577,15 @@ int ragents__poll(struct ragents *ra, uint64_t now, uint64_t horizon, struct dp_
 	return ret;
 }
 
+bool ragents__behind(const struct ragents *ra)
+{
+	for (const struct gagent *ga = ra ? ra->list : NULL; ga; ga = ga->next)
+		if (ga->hs && !ga->stopped_ns && agentlink__fd(ga->link) >= 0 &&
+		    hostsync__timeline_behind(ga->hs))
+			return true;
+	return false;
+}
+
 int ragents__finish(struct ragents *ra, struct dp_words *out, bool *wrote)
 {
 	int ret = 0;

@@ -34,6 +34,11 @@ void ragents__stopped(struct ragents *ra, uint32_t domain, uint64_t now);
  */
 int ragents__poll(struct ragents *ra, uint64_t now, uint64_t horizon, struct dp_words *out,
 		  bool *wrote);
+/*
+ * Some connected agent's timeline does not yet cover every sample handed
+ * to it (its next MARK would place more): worth waiting for at the end.
+ */
+bool ragents__behind(const struct ragents *ra);
 /* The end of the recording: everything still queued goes out. */
 int ragents__finish(struct ragents *ra, struct dp_words *out, bool *wrote);
 void ragents__free(struct ragents *ra);

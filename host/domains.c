@@ -682,6 +682,11 @@ int rdomains__agents_finish(struct rdomains *rd, struct dp_words *out, bool *wro
 	return ragents__finish(rd->agents, out, wrote);
 }
 
+bool rdomains__agents_behind(const struct rdomains *rd)
+{
+	return ragents__behind(rd->agents);
+}
+
 static uint64_t abs64(int64_t v)
 {
 	return v < 0 ? -(uint64_t)v : (uint64_t)v;

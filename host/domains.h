@@ -34,6 +34,8 @@ int rdomains__final_poll(struct rdomains *rd, uint64_t now, struct dp_words *out
 int rdomains__agents(struct rdomains *rd, uint64_t now, uint64_t horizon, struct dp_words *out,
 		     bool *wrote);
 int rdomains__agents_finish(struct rdomains *rd, struct dp_words *out, bool *wrote);
+/* An agent's timeline is behind the samples handed to it (ragents__behind). */
+bool rdomains__agents_behind(const struct rdomains *rd);
 /*
  * The recording is over: settle every passive domain's slide on what there
  * is (an image that became ready goes into out) and note the outcomes.

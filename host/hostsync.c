@@ -132,6 +132,7 @@ struct hostsync {
 	struct hs_table vtids; /* host threads that run vCPUs (KVM guest-mode samples) */
 	struct hs_vcpu *vcpus; /* guest instances: opts.ncpus of them */
 	uint64_t mark;	       /* the timeline is complete before this host ns */
+	uint64_t handoff_due;  /* the latest time + err of a handed-off sample */
 
 	/* What the words emitted so far have set. */
 	bool have_cpu, have_task, have_image, have_time, have_dom;
@@ -1236,6 +1237,11 @@ void hostsync__timeline_mark(struct hostsync *hs, uint64_t guest_ns)
 		hs->mark = t;
 }
 
+bool hostsync__timeline_behind(const struct hostsync *hs)
+{
+	return hs->mark && hs->handoff_due > hs->mark;
+}
+
 int hostsync__queue_handoff(struct hostsync *hs, const struct hostsync_guest_sample *s,
 			    uint64_t err_ns)
 {
@@ -1249,6 +1255,8 @@ int hostsync__queue_handoff(struct hostsync *hs, const struct hostsync_guest_sam
 		return -ENOMEM;
 	/* Decided once every record up to time + err has been seen. */
 	r->time = s->time + err_ns;
+	if (r->time > hs->handoff_due)
+		hs->handoff_due = r->time;
 	r->seq = hs->seq++;
 	r->cpu = s->cpu;
 	r->len = (uint32_t)sizeof(*s);

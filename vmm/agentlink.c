@@ -19,9 +19,15 @@
 #include "domprof/agentlink.h"
 #include "domprof/agentproto.h"
 
-#define READ_BUDGET	 (1u << 20) /* bytes per agentlink__poll(), for fairness */
-#define PING_RING	 16
-#define CLOCK_RING	 32
+#define READ_BUDGET (1u << 20) /* bytes per agentlink__poll(), for fairness */
+#define PING_RING   16
+#define CLOCK_RING  32
+/*
+ * After a connect, PINGs this much faster for the first few: the clock error
+ * bound of the first seconds is the best round trip so far (doc/assisted.md).
+ */
+#define FAST_PINGS	 8
+#define FAST_PING_DIV	 8
 #define OLD_INCS	 8
 #define OUT_CAP		 256
 #define GAP_SETTLE_PINGS 2 /* an agent back with nothing to say: gap ends after this many pings */
@@ -67,6 +73,7 @@ struct agentlink {
 	bool ack_needed;
 
 	uint64_t last_ping_ns;
+	unsigned fast_pings; /* left to send at the faster pace */
 	uint64_t ping_sent[PING_RING];
 	unsigned ping_pos;
 	struct clock_sample clk[CLOCK_RING];
@@ -312,9 +319,13 @@ static bool compose(struct agentlink *l, uint64_t now)
 		out_frame(l, AP_FILE_REQ, pl, w.len);
 		return true;
 	}
-	if (!l->last_ping_ns || now - l->last_ping_ns >= l->o.ping_ns) {
+	if (!l->last_ping_ns ||
+	    now - l->last_ping_ns >=
+		    (l->fast_pings ? l->o.ping_ns / FAST_PING_DIV : l->o.ping_ns)) {
 		uint64_t t = mono_ns();
 
+		if (l->fast_pings)
+			l->fast_pings--;
 		l->last_ping_ns = now;
 		l->ping_sent[l->ping_pos++ % PING_RING] = t;
 		ap_wr__u64(&w, t);
@@ -370,6 +381,7 @@ static void conn_reset_state(struct agentlink *l)
 	l->ack_needed = false;
 	l->unacked = 0;
 	l->last_ping_ns = 0;
+	l->fast_pings = FAST_PINGS;
 	resend_wants(l);
 }
 

@@ -173,6 +173,11 @@ int hostsync__queue_handoff(struct hostsync *hs, const struct hostsync_guest_sam
 			    uint64_t err_ns);
 /* In a guest instance: the agent's MARK (guest CLOCK_MONOTONIC ns). */
 void hostsync__timeline_mark(struct hostsync *hs, uint64_t guest_ns);
+/*
+ * In a guest instance: the agent has sent MARKs, and not yet one that
+ * covers every sample handed off (a later one would place more of them).
+ */
+bool hostsync__timeline_behind(const struct hostsync *hs);
 
 struct passive_domain;
 

@@ -515,6 +515,36 @@ static void test_socket_session(void **state)
 	fake_fini(&f);
 }
 
+/*
+ * After a connect the first 8 PINGs go 125 ms apart, then one a second: a
+ * session's clock error bound is good within its first second.
+ */
+static void test_fast_pings_after_connect(void **state)
+{
+	struct agentlink_opts o = {.sample_freq = 0, .timeline = true};
+	struct agentlink *l;
+	struct seen s = {0};
+	struct fake f;
+	int64_t off;
+	uint64_t err;
+
+	(void)state;
+	fake_init(&f);
+	fake_listen(&f);
+	assert_int_equal(agentlink__new(f.path, &o, &l), 0);
+	run(l, &f, &s, 20, 0);
+	assert_true(agentlink__fd(l) >= 0);
+	fake_accept(&f);
+	fake_send(&f, AP_HELLO, true, 1, 42, hello_pl(pl, 7));
+	run(l, &f, &s, 1300, 42);
+	assert_in_range(f.pings, 8, 9);
+	assert_int_equal(agentlink__clock(l, &off, &err), 0);
+	run(l, &f, &s, 1000, 42);
+	assert_in_range(f.pings, 9, 10);
+	agentlink__free(l);
+	fake_fini(&f);
+}
+
 static void test_duplicates_and_seq_gap(void **state)
 {
 	struct agentlink *l = vlink(NULL);
@@ -882,6 +912,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_socket_session),
+		cmocka_unit_test(test_fast_pings_after_connect),
 		cmocka_unit_test(test_duplicates_and_seq_gap),
 		cmocka_unit_test(test_hostile_frames),
 		cmocka_unit_test(test_garbage_resync),

@@ -1182,6 +1182,7 @@ static void test_assisted_handoff(void **state)
 	cpu_switch(&r, true, 40, 41, 50, 51, 2000, 0);
 	assert_int_equal(hostsync__queue(h.g, -1, r.b, r.n), 0);
 	hostsync__timeline_mark(h.g, 2900);
+	assert_false(hostsync__timeline_behind(h.g));
 
 	/* The host: QEMU 100 is domain 7; thread 101 runs vCPU 0, 102 vCPU 1. */
 	assert_int_equal(hostsync__set_domain(f->hs, 100, 7, DP_DOMAIN_ACCEL_KVM), 0);
@@ -1229,6 +1230,8 @@ static void test_assisted_handoff(void **state)
 	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
 	assert_int_equal(h.offered, 10);
 	assert_int_equal(hostsync__stats(f->hs)->handed_off, 10);
+	/* 2895 + err is past the MARK: a recorder at its end waits for the next one. */
+	assert_true(hostsync__timeline_behind(h.g));
 	/* The host instance itself wrote no sample. */
 	assert_int_equal(hostsync__stats(f->hs)->samples, 0);
 	dp_words__reset(&f->out);
@@ -1276,6 +1279,8 @@ static void test_assisted_handoff(void **state)
 	assert_int_equal(st->assisted, 6);
 	assert_int_equal(st->unassisted, 5);
 	assert_int_equal(st->late, 1);
+	hostsync__timeline_mark(h.g, 2905);
+	assert_false(hostsync__timeline_behind(h.g));
 	hostsync__free(h.g);
 }
 
