@@ -781,9 +781,12 @@ static void text__header(const struct report *r, FILE *f)
 			continue;
 		fputs("Counted ", f);
 		text__str(f, e->name, 0);
+		/* A TCG plugin's event counts guest instructions whatever the host's PMU. */
 		fprintf(f, " events%s with a unit mask of 0x%02x (%s) ",
-			s->timer_mode ? " (timer mode)" : "", e->um,
-			e->um ? "as given" : "No unit mask");
+			e->type == DP_EVENT_TYPE_TCG ? " (guest instructions, TCG plugin)"
+			: s->timer_mode		     ? " (timer mode)"
+						     : "",
+			e->um, e->um ? "as given" : "No unit mask");
 		if (e->flags & DP_EVENT_FREQ)
 			fprintf(f, "at %" PRIu64 " Hz\n", e->count);
 		else

@@ -104,6 +104,7 @@ test_expect_success 'assisted: at most a third of the guest-user samples stay un
 test_expect_success 'assisted: the report says how many the timeline placed, and the bound' '
 	domprof report --session-dir assisted >assisted.txt &&
 	grep "placed on guest tasks by its timeline" assisted.txt &&
+	grep "^Counted tcg-instructions events (guest instructions, TCG plugin) " assisted.txt &&
 	for g in "$ga" "$gb"; do
 		grep "^assist_" "assisted/domains/$g/meta/agent" &&
 		p=$(sed -n "s/^assist_placed=//p" "assisted/domains/$g/meta/agent") &&

@@ -76,7 +76,10 @@ static int setup_domains(void)
 	put_meta(dfd, "meta/session",
 		 "domprof-session 1\nstart_ns=1000000000\nend_ns=11000000000\nncpus=2\n"
 		 "timer_mode=1\nseparate=none\ncomplete=1\n");
-	put_meta(dfd, "meta/events", "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n");
+	/* A recording with domains also defines the TCG plugins' event (0x7463). */
+	put_meta(dfd, "meta/events",
+		 "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n"
+		 "1\ttcg-instructions\t29795\t0\t1000000\t0\t0\t3\n");
 	put_meta(dfd, "meta/stats", "samples=100\n");
 	put_samples(dfd, "samples/current/" IMG(VMLX) TAILC, 1, 250000,
 		    (const uint64_t[]){0x10, 20, 0x20, 10}, 2);
@@ -446,6 +449,10 @@ static void test_domain_table_text(void **state)
 	assert_non_null(images);
 	/* the report opens with the domain table, before the image rows */
 	assert_true(table < images);
+	assert_non_null(strstr(out, "\nCounted cpu-clock events (timer mode) with "));
+	assert_non_null(strstr(out,
+			       "\nCounted tcg-instructions events (guest instructions, TCG "
+			       "plugin) with a unit mask of 0x00 (No unit mask) count 1000000\n"));
 	assert_non_null(strstr(
 		out, "\nDomains:\n"
 		     "domain   samples  %        guest-kernel  guest-user  guest  vmm-overhead  "
