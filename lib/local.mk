@@ -3,12 +3,14 @@ noinst_LIBRARIES += lib/libdpcore.a
 lib_libdpcore_a_SOURCES = \
 	lib/errbuf.c \
 	lib/words.c \
+	lib/records.c \
 	lib/session.c \
 	lib/odb.c \
 	lib/metafile.c \
 	lib/stream.c \
 	lib/agentproto.c
 lib_libdpcore_a_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
+EXTRA_DIST += include/domprof/records.def
 CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)
 
 if HAVE_CMOCKA

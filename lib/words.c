@@ -181,37 +181,22 @@ void dp_build_id__unpack(const uint64_t in[3], uint8_t *bid, size_t len)
 }
 
 static const char *const code_names[DP_CODE_MAX] = {
-	[DP_CODE_SESSION] = "SESSION",
-	[DP_CODE_CPU_SWITCH] = "CPU_SWITCH",
-	[DP_CODE_TIME] = "TIME",
-	[DP_CODE_DOMAIN_DEF] = "DOMAIN_DEF",
-	[DP_CODE_DOMAIN_SWITCH] = "DOMAIN_SWITCH",
-	[DP_CODE_TASK_SWITCH] = "TASK_SWITCH",
-	[DP_CODE_IMAGE_DEF] = "IMAGE_DEF",
-	[DP_CODE_IMAGE_SWITCH] = "IMAGE_SWITCH",
-	[DP_CODE_EVENT_DEF] = "EVENT_DEF",
-	[DP_CODE_LOST] = "LOST",
-	[DP_CODE_THROTTLE] = "THROTTLE",
-	[DP_CODE_KSYM] = "KSYM",
-	[DP_CODE_KMOD] = "KMOD",
-	[DP_CODE_COMM] = "COMM",
-	[DP_CODE_DROPPED] = "DROPPED",
-	[DP_CODE_END] = "END",
-	[DP_CODE_EVENT_SCALE] = "EVENT_SCALE",
-	[DP_CODE_DOMAIN_THREAD] = "DOMAIN_THREAD",
-	[DP_CODE_DOMAIN_LIFE] = "DOMAIN_LIFE",
-	[DP_CODE_VCPU_WAIT] = "VCPU_WAIT",
-	[DP_CODE_FILE_CHUNK] = "FILE_CHUNK",
-	[DP_CODE_AGENT_HELLO] = "AGENT_HELLO",
-	[DP_CODE_AGENT_GAP] = "AGENT_GAP",
-	[DP_CODE_AGENT_ASSIST] = "AGENT_ASSIST",
+#define DP_RECORD(NAME, name, num, fields) [num] = #NAME,
+#include "domprof/records.def"
+#undef DP_RECORD
 };
+
+/* The names the session's metadata and reports use for the values of the format's enums. */
+static const char *name_of(const char *const *names, size_t n, unsigned v)
+{
+	return v < n && names[v] ? names[v] : "unknown";
+}
+
+#define NAME_OF(names, v) name_of(names, sizeof(names) / sizeof(names[0]), (unsigned)(v))
 
 const char *dp_code__name(uint32_t code)
 {
-	if (code < DP_CODE_MAX && code_names[code])
-		return code_names[code];
-	return "UNKNOWN";
+	return code < DP_CODE_MAX && code_names[code] ? code_names[code] : "UNKNOWN";
 }
 
 const char *dp_mode__name(enum dp_mode mode)
@@ -224,7 +209,80 @@ const char *dp_mode__name(enum dp_mode mode)
 		[DP_MODE_GUEST] = "guest",
 	};
 
-	if ((unsigned)mode < DP_MODE_MAX && names[mode])
-		return names[mode];
-	return "unknown";
+	return NAME_OF(names, mode);
+}
+
+const char *dp_image_kind__name(enum dp_image_kind kind)
+{
+	static const char *const names[DP_IMAGE_KIND_MAX] = {
+		[DP_IMAGE_FILE] = "file",	[DP_IMAGE_KERNEL] = "kernel",
+		[DP_IMAGE_MODULE] = "module",	[DP_IMAGE_ANON] = "anon",
+		[DP_IMAGE_UNKNOWN] = "unknown", [DP_IMAGE_GUEST_CLASS] = "guest-class",
+	};
+
+	return NAME_OF(names, kind);
+}
+
+enum dp_image_kind dp_image_kind__parse(const char *s)
+{
+	for (int k = DP_IMAGE_FILE; k < DP_IMAGE_KIND_MAX; k++)
+		if (!strcmp(s, dp_image_kind__name((enum dp_image_kind)k)))
+			return (enum dp_image_kind)k;
+	return 0;
+}
+
+const char *dp_drop_reason__name(enum dp_drop_reason reason)
+{
+	static const char *const names[DP_DROP_MAX] = {
+		[DP_DROP_NO_TASK] = "no-task",		 [DP_DROP_BAD_RECORD] = "bad-record",
+		[DP_DROP_AGENT_FRAMES] = "agent-frames", [DP_DROP_AGENT_RECORDS] = "agent-records",
+		[DP_DROP_TCG_PLUGIN] = "tcg-plugin",
+	};
+
+	return NAME_OF(names, reason);
+}
+
+const char *dp_domain_source__name(enum dp_domain_source source)
+{
+	static const char *const names[] = {
+		[DP_DOMAIN_SRC_LIBVIRT] = "libvirt",
+		[DP_DOMAIN_SRC_PROC] = "proc",
+		[DP_DOMAIN_SRC_VMM_PID] = "vmm-pid",
+	};
+
+	return NAME_OF(names, source);
+}
+
+const char *dp_domain_accel__name(enum dp_domain_accel accel)
+{
+	static const char *const names[] = {
+		[DP_DOMAIN_ACCEL_UNKNOWN] = "unknown",
+		[DP_DOMAIN_ACCEL_KVM] = "kvm",
+		[DP_DOMAIN_ACCEL_TCG] = "tcg",
+	};
+
+	return NAME_OF(names, accel);
+}
+
+const char *dp_thread_role__name(enum dp_thread_role role)
+{
+	static const char *const names[] = {
+		[DP_THREAD_OTHER] = "other",
+		[DP_THREAD_VCPU] = "vcpu",
+		[DP_THREAD_IO] = "io",
+	};
+
+	return NAME_OF(names, role);
+}
+
+const char *dp_domain_life__name(enum dp_domain_life what)
+{
+	static const char *const names[] = {
+		[DP_LIFE_STARTED] = "started",
+		[DP_LIFE_STOPPED] = "stopped",
+		[DP_LIFE_REBOOTED] = "rebooted",
+		[DP_LIFE_VANISHED] = "vanished",
+	};
+
+	return NAME_OF(names, what);
 }

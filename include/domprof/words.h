@@ -9,7 +9,8 @@
  * reused or renumbered (OProfile's code 11 meant DOMAIN_SWITCH on x86 and
  * SPU_PROFILING on powerpc; we do not repeat that).
  *
- * The full format, with each code's arguments, is in doc/event-buffer.md.
+ * Each code's arguments are in records.def, what they mean in
+ * doc/event-buffer.md.
  */
 #ifndef DOMPROF_WORDS_H
 #define DOMPROF_WORDS_H
@@ -27,42 +28,15 @@
 #define DP_MAX_EVENTS	64
 #define DP_BUILD_ID_MAX 20
 
+/*
+ * Record codes, and each one's arguments: include/domprof/records.def.
+ * records.h has the typed emitters and decoders made from it.
+ */
 enum dp_code {
-	DP_CODE_SESSION = 1,	   /* [version][start_ns][ncpus][flags] */
-	DP_CODE_CPU_SWITCH = 2,	   /* [cpu] */
-	DP_CODE_TIME = 3,	   /* [ns CLOCK_MONOTONIC] */
-	DP_CODE_DOMAIN_DEF = 4,	   /* [domain][uuid_hi][uuid_lo][flags] str name */
-	DP_CODE_DOMAIN_SWITCH = 5, /* [domain] */
-	DP_CODE_TASK_SWITCH = 6,   /* [tgid][tid][app image] */
-	DP_CODE_IMAGE_DEF =
-		7, /* [image][kind][mtime][bid_len][bid0][bid1][bid2][start][end] str name */
-	DP_CODE_IMAGE_SWITCH = 8, /* [image][mode] */
-	DP_CODE_EVENT_DEF = 9,	  /* [event][type][config][period][freq][um][flags] str name */
-	DP_CODE_LOST = 10,	  /* [cpu][records lost] */
-	DP_CODE_THROTTLE = 11,	  /* [cpu][throttle count] */
-	DP_CODE_KSYM = 12,	  /* [addr][size][type char] str name: kernel text symbol */
-	DP_CODE_KMOD = 13,	  /* [start][size] str name: kernel module range */
-	DP_CODE_COMM = 14,	  /* [tgid][tid] str comm */
-	DP_CODE_DROPPED = 15,	  /* [reason][count]: samples the producer could not place */
-	DP_CODE_END = 16,	  /* [end_ns] */
-	DP_CODE_EVENT_SCALE =
-		17, /* [event][time_enabled][time_running]: multiplexing, summed over CPUs */
-	DP_CODE_DOMAIN_THREAD =
-		18,		  /* [domain][pid][tid][role][vcpu] str comm: a thread of its VMM */
-	DP_CODE_DOMAIN_LIFE = 19, /* [domain][what][ns]: started, stopped, rebooted, vanished */
-	DP_CODE_VCPU_WAIT =
-		20, /* [domain][vcpu][tid][ns][wait_ns][run_ns]: deltas since the last */
-	DP_CODE_FILE_CHUNK = 21, /* [bid_len][bid0][bid1][bid2][total_size][offset] str data:
-				    a piece of a guest binary of the current domain */
-	DP_CODE_AGENT_HELLO =
-		22, /* [domain][incarnation][agent_version][ncpus][bid_len][bid0][bid1][bid2]
-		      str kernel_release: a guest agent (re)introduced itself */
-	DP_CODE_AGENT_GAP = 23,	   /* [domain][start_ns][end_ns][frames_lost][reason]: no data from
-				     the agent in that time */
-	DP_CODE_AGENT_ASSIST = 24, /* [domain][placed][outside][err_ns]: host-side guest samples
-				     its agent's timeline placed on a task, or not, since the
-				     last such record; the clock error bound in force */
-	DP_CODE_MAX,		   /* first unassigned code; new codes go above */
+#define DP_RECORD(NAME, name, num, fields) DP_CODE_##NAME = num,
+#include "domprof/records.def"
+#undef DP_RECORD
+	DP_CODE_MAX, /* first unassigned code; new codes go above */
 };
 
 /* DP_CODE_SESSION flags */
@@ -210,7 +184,20 @@ int dp_item__str(const struct dp_item *it, unsigned i, char *buf, size_t cap);
 void dp_build_id__pack(const uint8_t *bid, size_t len, uint64_t out[3]);
 void dp_build_id__unpack(const uint64_t in[3], uint8_t *bid, size_t len);
 
+/*
+ * Names of codes ("VCPU_WAIT", or "UNKNOWN") and of the format's enum values
+ * as the session's metadata and reports write them ("guest-class", or
+ * "unknown" for a value without a name).
+ */
 const char *dp_code__name(uint32_t code);
 const char *dp_mode__name(enum dp_mode mode);
+const char *dp_image_kind__name(enum dp_image_kind kind);
+const char *dp_drop_reason__name(enum dp_drop_reason reason);
+const char *dp_domain_source__name(enum dp_domain_source source);
+const char *dp_domain_accel__name(enum dp_domain_accel accel);
+const char *dp_thread_role__name(enum dp_thread_role role);
+const char *dp_domain_life__name(enum dp_domain_life what);
+/* The kind dp_image_kind__name() names s, or 0 when none is. */
+enum dp_image_kind dp_image_kind__parse(const char *s);
 
 #endif
