@@ -247,35 +247,32 @@ static int pwrite_all(int fd, const char *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-int bidstore__chunk(struct daemon *d, const struct dp_item *it)
+int bidstore__chunk(struct daemon *d, const struct dp_rec_file_chunk *rec)
 {
-	const uint64_t *a = it->args;
 	uint8_t bid[DP_BUILD_ID_MAX] = {0};
 	char data[DP_MAX_STR + 1];
 	uint32_t slot = d->t.domain_slot, blen;
 	uint64_t total, off, l;
 	struct bidstore *s;
 	struct bfile *f;
-	int fd, r, len;
+	int fd, r;
 
 	/* GDB's layout names a file by the bytes after the first: it needs two. */
-	if (it->nargs < 7 || a[0] < 2 || a[0] > DP_BUILD_ID_MAX)
+	if (rec->bid_len < 2 || rec->bid_len > DP_BUILD_ID_MAX)
 		return -EBADMSG;
-	l = a[6];
-	if (l == 0 || l > DP_MAX_STR || (l + 7) / 8 != it->nargs - 7)
+	l = rec->data.len;
+	if (l == 0)
 		return -EBADMSG;
-	total = a[4];
-	off = a[5];
+	total = rec->total_size;
+	off = rec->offset;
 	if (total == 0 || total > d->bid_file_max || off > total || l > total - off)
 		return -EBADMSG;
 	/* The host's binaries are the host's own files: nothing to fetch. */
 	if (slot == 0)
 		return -EBADMSG;
-	len = dp_item__str(it, 6, data, sizeof(data));
-	if (len < 0 || (uint64_t)len != l)
-		return -EBADMSG;
-	blen = (uint32_t)a[0];
-	dp_build_id__unpack(a + 1, bid, blen);
+	dp_rec_str__copy(&rec->data, data);
+	blen = (uint32_t)rec->bid_len;
+	dp_build_id__unpack(rec->bid, bid, blen);
 
 	s = &d->domains[slot - 1].meta->store;
 	f = bfile_get(s, bid, blen, &r);

@@ -9,6 +9,7 @@
 
 #include "domprof/daemon.h"
 #include "domprof/odb.h"
+#include "domprof/records.h"
 #include "domprof/words.h"
 
 /* Bounds on what an untrusted stream can make the daemon keep. */
@@ -307,7 +308,11 @@ void daemon__invalidate(struct daemon *d);
 void daemon__write_error(struct daemon *d, int err);
 
 /* bidstore.c */
-int bidstore__chunk(struct daemon *d, const struct dp_item *it);
+/*
+ * A FILE_CHUNK of the current domain, its length already checked: -EBADMSG
+ * for values the store refuses, -ENOMEM; what the disk refuses is counted.
+ */
+int bidstore__chunk(struct daemon *d, const struct dp_rec_file_chunk *rec);
 void bidstore__note_path(struct daemon *d, struct image *im);
 void bidstore__free(struct daemon *d, struct bidstore *s);
 

@@ -19,49 +19,6 @@
 
 typedef int (*handler_fn)(struct daemon *d, const struct dp_item *it);
 
-/*
- * The string that ends a record with nfixed fixed arguments: its length must
- * account for exactly the words that follow, so a lying length is caught.
- */
-static int record_str(const struct dp_item *it, unsigned nfixed, const char **s, size_t *len)
-{
-	uint64_t l;
-
-	if (it->nargs < nfixed + 1)
-		return -EBADMSG;
-	l = it->args[nfixed];
-	if (l > DP_MAX_STR || (l + 7) / 8 != it->nargs - nfixed - 1)
-		return -EBADMSG;
-	*len = (size_t)l;
-	*s = NULL;
-	return 0;
-}
-
-/* Copy a record's string out of its little-endian words into a new NUL-terminated buffer. */
-static char *dup_str(const struct dp_item *it, unsigned nfixed, size_t len)
-{
-	char *s = malloc(len + 1);
-
-	if (!s)
-		return NULL;
-	if (dp_item__str(it, nfixed, s, len + 1) < 0) {
-		free(s);
-		return NULL;
-	}
-	return s;
-}
-
-/* Read the string into a caller buffer of DP_MAX_STR + 1 bytes. */
-static int get_str(const struct dp_item *it, unsigned nfixed, char *buf, size_t *len)
-{
-	const char *unused;
-	int r = record_str(it, nfixed, &unused, len);
-
-	if (r < 0)
-		return r;
-	return dp_item__str(it, nfixed, buf, DP_MAX_STR + 1) < 0 ? -EBADMSG : 0;
-}
-
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
@@ -74,22 +31,23 @@ static bool same_bytes(const char *a, size_t alen, const char *b, size_t blen)
 
 static int handle_session(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_session r;
 
-	if (it->nargs != 4 || a[0] != DP_WORDS_VERSION || a[2] == 0 || a[2] > DAEMON_MAX_CPUS)
+	if (dp_rec__decode_session(it, &r) < 0 || r.version != DP_WORDS_VERSION || r.ncpus == 0 ||
+	    r.ncpus > DAEMON_MAX_CPUS)
 		return -EBADMSG;
 	if (d->have_session) {
-		if (a[1] != d->start_ns || a[2] != d->ncpus || a[3] != d->session_flags)
+		if (r.start_ns != d->start_ns || r.ncpus != d->ncpus || r.flags != d->session_flags)
 			return -EBADMSG;
 		return 0;
 	}
 	d->have_session = true;
-	d->version = a[0];
-	d->start_ns = a[1];
-	d->ncpus = a[2];
-	d->session_flags = a[3];
+	d->version = r.version;
+	d->start_ns = r.start_ns;
+	d->ncpus = r.ncpus;
+	d->session_flags = r.flags;
 	if (d->separate & DP_SEP_FROM_STREAM)
-		d->separate = (unsigned)(a[3] >> DP_SESSION_SEPARATE_SHIFT) &
+		d->separate = (unsigned)(r.flags >> DP_SESSION_SEPARATE_SHIFT) &
 			      (DP_SEP_LIB | DP_SEP_KERNEL | DP_SEP_THREAD | DP_SEP_CPU);
 	d->dirty_session = true;
 	/* The marker says what it is as soon as we know; an I/O error shows at sync. */
@@ -99,10 +57,12 @@ static int handle_session(struct daemon *d, const struct dp_item *it)
 
 static int handle_cpu_switch(struct daemon *d, const struct dp_item *it)
 {
-	if (it->nargs != 1 || it->args[0] >= DAEMON_MAX_CPUS)
+	struct dp_rec_cpu_switch r;
+
+	if (dp_rec__decode_cpu_switch(it, &r) < 0 || r.cpu >= DAEMON_MAX_CPUS)
 		return -EBADMSG;
-	if (d->t.cpu != it->args[0]) {
-		d->t.cpu = (uint32_t)it->args[0];
+	if (d->t.cpu != r.cpu) {
+		d->t.cpu = (uint32_t)r.cpu;
 		if (d->separate & DP_SEP_CPU)
 			daemon__invalidate(d);
 	}
@@ -111,9 +71,11 @@ static int handle_cpu_switch(struct daemon *d, const struct dp_item *it)
 
 static int handle_time(struct daemon *d, const struct dp_item *it)
 {
-	if (it->nargs != 1)
+	struct dp_rec_time r;
+
+	if (dp_rec__decode_time(it, &r) < 0)
 		return -EBADMSG;
-	d->t.time = it->args[0];
+	d->t.time = r.ns;
 	return 0;
 }
 
@@ -131,22 +93,23 @@ static int uuid_taken(const struct daemon *d, const char *uname, uint64_t hi, ui
 
 static int handle_domain_def(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_domain_def rec;
 	struct domain *dom, *tmp;
 	char name[DP_MAX_STR + 1], uname[DP_MAX_STR + 64], comp[MANGLE_COMPONENT_MAX + 1];
 	size_t len, slot = d->ndomains;
 	int r;
 
-	if (it->nargs < 5 || a[0] == DP_DOMAIN_HOST || a[0] > UINT32_MAX)
+	if (dp_rec__decode_domain_def(it, &rec) < 0 || rec.domain == DP_DOMAIN_HOST ||
+	    rec.domain > UINT32_MAX)
 		return -EBADMSG;
-	if (get_str(it, 4, name, &len) < 0)
-		return -EBADMSG;
+	len = rec.name.len;
+	dp_rec_str__copy(&rec.name, name);
 	for (size_t i = 0; i < d->ndomains; i++) {
 		dom = &d->domains[i];
-		if (dom->id != a[0])
+		if (dom->id != rec.domain)
 			continue;
-		if (dom->uuid_hi != a[1] || dom->uuid_lo != a[2] || dom->flags != a[3] ||
-		    !same_bytes(dom->name, dom->len, name, len))
+		if (dom->uuid_hi != rec.uuid_hi || dom->uuid_lo != rec.uuid_lo ||
+		    dom->flags != rec.flags || !same_bytes(dom->name, dom->len, name, len))
 			return -EBADMSG;
 		return 0;
 	}
@@ -154,19 +117,19 @@ static int handle_domain_def(struct daemon *d, const struct dp_item *it)
 		return -EBADMSG;
 	/* A NUL inside the name would hide the rest from the directory name; escape it. */
 	if (len == 0 || memchr(name, '\0', len))
-		snprintf(uname, sizeof(uname), "domain%" PRIu64, a[0]);
+		snprintf(uname, sizeof(uname), "domain%" PRIu64, rec.domain);
 	else
 		memcpy(uname, name, len + 1);
-	r = uuid_taken(d, uname, a[1], a[2], &slot);
+	r = uuid_taken(d, uname, rec.uuid_hi, rec.uuid_lo, &slot);
 	if (r == 1) {
 		size_t ul = strlen(uname);
 
-		snprintf(uname + ul, sizeof(uname) - ul, "@%08" PRIx64, a[1] >> 32);
+		snprintf(uname + ul, sizeof(uname) - ul, "@%08" PRIx64, rec.uuid_hi >> 32);
 		slot = d->ndomains;
-		r = uuid_taken(d, uname, a[1], a[2], &slot);
+		r = uuid_taken(d, uname, rec.uuid_hi, rec.uuid_lo, &slot);
 		if (r == 1) {
 			ul = strlen(uname);
-			snprintf(uname + ul, sizeof(uname) - ul, "#%" PRIu64, a[0]);
+			snprintf(uname + ul, sizeof(uname) - ul, "#%" PRIu64, rec.domain);
 			slot = d->ndomains;
 		}
 	} else if (r < 0) {
@@ -178,10 +141,10 @@ static int handle_domain_def(struct daemon *d, const struct dp_item *it)
 	d->domains = tmp;
 	dom = &d->domains[d->ndomains];
 	memset(dom, 0, sizeof(*dom));
-	dom->id = a[0];
-	dom->uuid_hi = a[1];
-	dom->uuid_lo = a[2];
-	dom->flags = a[3];
+	dom->id = rec.domain;
+	dom->uuid_hi = rec.uuid_hi;
+	dom->uuid_lo = rec.uuid_lo;
+	dom->flags = rec.flags;
 	dom->len = len;
 	dom->name = malloc(len + 1);
 	dom->uname = strdup(uname);
@@ -222,13 +185,14 @@ static struct domain *domain_by_id(const struct daemon *d, uint64_t id)
 
 static int handle_domain_switch(struct daemon *d, const struct dp_item *it)
 {
+	struct dp_rec_domain_switch r;
 	const struct domain *dom;
 	uint32_t slot = 0;
 
-	if (it->nargs != 1)
+	if (dp_rec__decode_domain_switch(it, &r) < 0)
 		return -EBADMSG;
-	if (it->args[0] != DP_DOMAIN_HOST) {
-		dom = domain_by_id(d, it->args[0]);
+	if (r.domain != DP_DOMAIN_HOST) {
+		dom = domain_by_id(d, r.domain);
 		if (!dom)
 			return -EBADMSG;
 		slot = dom->slot + 1;
@@ -254,14 +218,14 @@ struct image *daemon__image(const struct daemon *d, uint64_t id)
 
 static int handle_task_switch(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_task_switch r;
 	struct image *app = NULL;
 
 	/* 0xffffffff is a task the kernel could not name any more (it was exiting). */
-	if (it->nargs != 3 || a[0] > UINT32_MAX || a[1] > UINT32_MAX)
+	if (dp_rec__decode_task_switch(it, &r) < 0 || r.tgid > UINT32_MAX || r.tid > UINT32_MAX)
 		return -EBADMSG;
-	if (a[2]) {
-		app = daemon__image(d, a[2]);
+	if (r.app_image) {
+		app = daemon__image(d, r.app_image);
 		if (!app)
 			return -EBADMSG;
 	}
@@ -271,12 +235,12 @@ static int handle_task_switch(struct daemon *d, const struct dp_item *it)
 	 * first sample): otherwise the cached files stay valid.
 	 */
 	if (!d->t.have_task ||
-	    ((d->separate & DP_SEP_THREAD) && (d->t.tgid != a[0] || d->t.tid != a[1])) ||
+	    ((d->separate & DP_SEP_THREAD) && (d->t.tgid != r.tgid || d->t.tid != r.tid)) ||
 	    ((d->separate & (DP_SEP_LIB | DP_SEP_KERNEL)) && d->t.app != app))
 		daemon__invalidate(d);
 	d->t.have_task = true;
-	d->t.tgid = (uint32_t)a[0];
-	d->t.tid = (uint32_t)a[1];
+	d->t.tgid = (uint32_t)r.tgid;
+	d->t.tid = (uint32_t)r.tid;
 	d->t.app = app;
 	return 0;
 }
@@ -307,26 +271,23 @@ static int image_table_grow(struct daemon *d)
 
 static int handle_image_def(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_image_def r;
 	struct image *im;
 	uint8_t bid[DP_BUILD_ID_MAX] = {0};
 	size_t len, b;
-	const char *unused;
 
-	if (it->nargs < 10 || a[0] == 0 || a[1] == 0 || a[1] >= DP_IMAGE_KIND_MAX ||
-	    a[3] > DP_BUILD_ID_MAX || a[7] > a[8])
+	if (dp_rec__decode_image_def(it, &r) < 0 || r.image == 0 || r.kind == 0 ||
+	    r.kind >= DP_IMAGE_KIND_MAX || r.bid_len > DP_BUILD_ID_MAX || r.start > r.end)
 		return -EBADMSG;
-	if (record_str(it, 9, &unused, &len) < 0)
-		return -EBADMSG;
-	dp_build_id__unpack(a + 4, bid, (size_t)a[3]);
-	im = daemon__image(d, a[0]);
+	len = r.name.len;
+	dp_build_id__unpack(r.bid, bid, (size_t)r.bid_len);
+	im = daemon__image(d, r.image);
 	if (im) {
 		char name[DP_MAX_STR + 1];
 
-		if (get_str(it, 9, name, &len) < 0)
-			return -EBADMSG;
-		if (im->kind != a[1] || im->mtime != a[2] || im->bid_len != a[3] ||
-		    memcmp(im->bid, bid, sizeof(bid)) || im->start != a[7] || im->end != a[8] ||
+		dp_rec_str__copy(&r.name, name);
+		if (im->kind != r.kind || im->mtime != r.mtime || im->bid_len != r.bid_len ||
+		    memcmp(im->bid, bid, sizeof(bid)) || im->start != r.start || im->end != r.end ||
 		    !same_bytes(im->name, im->len, name, len))
 			return -EBADMSG;
 		return 0;
@@ -338,18 +299,18 @@ static int handle_image_def(struct daemon *d, const struct dp_item *it)
 	im = calloc(1, sizeof(*im));
 	if (!im)
 		return -ENOMEM;
-	im->name = dup_str(it, 9, len);
+	im->name = dp_rec_str__dup(&r.name);
 	if (!im->name) {
 		free(im);
 		return -ENOMEM;
 	}
-	im->id = a[0];
-	im->kind = (enum dp_image_kind)a[1];
-	im->mtime = a[2];
-	im->bid_len = (uint32_t)a[3];
+	im->id = r.image;
+	im->kind = (enum dp_image_kind)r.kind;
+	im->mtime = r.mtime;
+	im->bid_len = (uint32_t)r.bid_len;
 	memcpy(im->bid, bid, sizeof(bid));
-	im->start = a[7];
-	im->end = a[8];
+	im->start = r.start;
+	im->end = r.end;
 	im->len = len;
 	im->seq = ++d->image_seq;
 	b = hash_mix64(im->id) & (d->image_nbuckets - 1);
@@ -361,16 +322,17 @@ static int handle_image_def(struct daemon *d, const struct dp_item *it)
 
 static int handle_image_switch(struct daemon *d, const struct dp_item *it)
 {
+	struct dp_rec_image_switch r;
 	struct image *im;
 
-	if (it->nargs != 2 || it->args[1] == 0 || it->args[1] >= DP_MODE_MAX)
+	if (dp_rec__decode_image_switch(it, &r) < 0 || r.mode == 0 || r.mode >= DP_MODE_MAX)
 		return -EBADMSG;
-	im = daemon__image(d, it->args[0]);
+	im = daemon__image(d, r.image);
 	if (!im)
 		return -EBADMSG;
-	if (im != d->t.image || d->t.mode != it->args[1]) {
+	if (im != d->t.image || d->t.mode != r.mode) {
 		d->t.image = im;
-		d->t.mode = (enum dp_mode)it->args[1];
+		d->t.mode = (enum dp_mode)r.mode;
 		daemon__invalidate(d);
 	}
 	return 0;
@@ -420,19 +382,19 @@ static int event_fname(struct daemon *d, struct event *ev, unsigned idx, uint64_
 
 static int handle_event_def(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_event_def r;
 	char name[DP_MAX_STR + 1];
 	struct event *ev;
 	size_t len;
 
-	if (it->nargs < 8 || a[0] >= DP_MAX_EVENTS || a[5] > UINT32_MAX)
+	if (dp_rec__decode_event_def(it, &r) < 0 || r.event >= DP_MAX_EVENTS || r.um > UINT32_MAX)
 		return -EBADMSG;
-	if (get_str(it, 7, name, &len) < 0)
-		return -EBADMSG;
-	ev = &d->events[a[0]];
+	len = r.name.len;
+	dp_rec_str__copy(&r.name, name);
+	ev = &d->events[r.event];
 	if (ev->defined) {
-		if (ev->type != a[1] || ev->config != a[2] || ev->period != a[3] ||
-		    ev->freq != a[4] || ev->um != a[5] || ev->flags != a[6] ||
+		if (ev->type != r.type || ev->config != r.config || ev->period != r.period ||
+		    ev->freq != r.freq || ev->um != r.um || ev->flags != r.flags ||
 		    !same_bytes(ev->name, ev->len, name, len))
 			return -EBADMSG;
 		return 0;
@@ -442,17 +404,17 @@ static int handle_event_def(struct daemon *d, const struct dp_item *it)
 		return -ENOMEM;
 	memcpy(ev->name, name, len + 1);
 	ev->len = len;
-	if (event_fname(d, ev, (unsigned)a[0], a[6]) < 0) {
+	if (event_fname(d, ev, (unsigned)r.event, r.flags) < 0) {
 		free(ev->name);
 		ev->name = NULL;
 		return -ENOMEM;
 	}
-	ev->type = a[1];
-	ev->config = a[2];
-	ev->period = a[3];
-	ev->freq = a[4];
-	ev->um = a[5];
-	ev->flags = a[6];
+	ev->type = r.type;
+	ev->config = r.config;
+	ev->period = r.period;
+	ev->freq = r.freq;
+	ev->um = r.um;
+	ev->flags = r.flags;
 	ev->defined = true;
 	d->dirty_events = true;
 	return 0;
@@ -460,19 +422,23 @@ static int handle_event_def(struct daemon *d, const struct dp_item *it)
 
 static int handle_lost(struct daemon *d, const struct dp_item *it)
 {
-	if (it->nargs != 2 || it->args[0] >= DAEMON_MAX_CPUS)
+	struct dp_rec_lost r;
+
+	if (dp_rec__decode_lost(it, &r) < 0 || r.cpu >= DAEMON_MAX_CPUS)
 		return -EBADMSG;
-	d->stats.lost_records += it->args[1];
-	d->lost_cpu[it->args[0]] += it->args[1];
+	d->stats.lost_records += r.count;
+	d->lost_cpu[r.cpu] += r.count;
 	return 0;
 }
 
 static int handle_throttle(struct daemon *d, const struct dp_item *it)
 {
-	if (it->nargs != 2 || it->args[0] >= DAEMON_MAX_CPUS)
+	struct dp_rec_throttle r;
+
+	if (dp_rec__decode_throttle(it, &r) < 0 || r.cpu >= DAEMON_MAX_CPUS)
 		return -EBADMSG;
-	d->stats.throttled += it->args[1];
-	d->throttled_cpu[it->args[0]] += it->args[1];
+	d->stats.throttled += r.count;
+	d->throttled_cpu[r.cpu] += r.count;
 	return 0;
 }
 
@@ -486,15 +452,14 @@ static bool names_full(struct daemon *d, size_t len)
 
 static int handle_ksym(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
-	const char *unused;
+	struct dp_rec_ksym r;
 	struct ksym *k;
 	size_t len;
 
-	if (it->nargs < 4 || a[2] > 0x7f || !((a[2] | 0x20) >= 'a' && (a[2] | 0x20) <= 'z'))
+	if (dp_rec__decode_ksym(it, &r) < 0 || r.type > 0x7f ||
+	    !((r.type | 0x20) >= 'a' && (r.type | 0x20) <= 'z'))
 		return -EBADMSG;
-	if (record_str(it, 3, &unused, &len) < 0)
-		return -EBADMSG;
+	len = r.name.len;
 	if (d->nksyms >= DAEMON_MAX_KSYMS || names_full(d, len))
 		return -EBADMSG;
 	if (d->nksyms == d->ksyms_cap) {
@@ -507,13 +472,13 @@ static int handle_ksym(struct daemon *d, const struct dp_item *it)
 		d->ksyms_cap = cap;
 	}
 	k = &d->ksyms[d->nksyms];
-	k->name = dup_str(it, 3, len);
+	k->name = dp_rec_str__dup(&r.name);
 	if (!k->name)
 		return -ENOMEM;
 	k->len = len;
-	k->addr = a[0];
-	k->size = a[1];
-	k->type = (char)a[2];
+	k->addr = r.addr;
+	k->size = r.size;
+	k->type = (char)r.type;
 	k->domain_slot = d->t.domain_slot;
 	d->nksyms++;
 	d->dirty_kallsyms = true;
@@ -522,15 +487,13 @@ static int handle_ksym(struct daemon *d, const struct dp_item *it)
 
 static int handle_kmod(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
-	const char *unused;
+	struct dp_rec_kmod r;
 	struct kmod *k;
 	size_t len;
 
-	if (it->nargs < 3)
+	if (dp_rec__decode_kmod(it, &r) < 0)
 		return -EBADMSG;
-	if (record_str(it, 2, &unused, &len) < 0)
-		return -EBADMSG;
+	len = r.name.len;
 	if (d->nkmods >= DAEMON_MAX_KMODS || names_full(d, len))
 		return -EBADMSG;
 	if (d->nkmods == d->kmods_cap) {
@@ -543,12 +506,12 @@ static int handle_kmod(struct daemon *d, const struct dp_item *it)
 		d->kmods_cap = cap;
 	}
 	k = &d->kmods[d->nkmods];
-	k->name = dup_str(it, 2, len);
+	k->name = dp_rec_str__dup(&r.name);
 	if (!k->name)
 		return -ENOMEM;
 	k->len = len;
-	k->start = a[0];
-	k->size = a[1];
+	k->start = r.start;
+	k->size = r.size;
 	k->domain_slot = d->t.domain_slot;
 	d->nkmods++;
 	d->dirty_kallsyms = true;
@@ -590,26 +553,25 @@ static int task_table_grow(struct daemon *d)
 
 static int handle_comm(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
-	const char *unused;
+	struct dp_rec_comm r;
 	struct task *t;
 	size_t len;
 	char *comm;
 
-	if (it->nargs < 3 || a[0] >= UINT32_MAX || a[1] >= UINT32_MAX)
+	if (dp_rec__decode_comm(it, &r) < 0 || r.tgid >= UINT32_MAX || r.tid >= UINT32_MAX)
 		return -EBADMSG;
-	if (record_str(it, 2, &unused, &len) < 0)
-		return -EBADMSG;
+	len = r.comm.len;
 	if (d->task_nbuckets) {
-		size_t b = task_bucket(d, d->t.domain_slot, (uint32_t)a[0], (uint32_t)a[1]);
+		size_t b = task_bucket(d, d->t.domain_slot, (uint32_t)r.tgid, (uint32_t)r.tid);
 
 		for (t = d->task_hash[b]; t; t = t->next) {
-			if (t->domain_slot != d->t.domain_slot || t->tgid != a[0] || t->tid != a[1])
+			if (t->domain_slot != d->t.domain_slot || t->tgid != r.tgid ||
+			    t->tid != r.tid)
 				continue;
 			/* exec changes a task's comm: keep the latest */
 			if (t->len < len && names_full(d, len - t->len))
 				return -EBADMSG;
-			comm = dup_str(it, 2, len);
+			comm = dp_rec_str__dup(&r.comm);
 			if (!comm)
 				return -ENOMEM;
 			free(t->comm);
@@ -626,15 +588,15 @@ static int handle_comm(struct daemon *d, const struct dp_item *it)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->comm = dup_str(it, 2, len);
+	t->comm = dp_rec_str__dup(&r.comm);
 	if (!t->comm) {
 		free(t);
 		return -ENOMEM;
 	}
 	t->len = len;
 	t->domain_slot = d->t.domain_slot;
-	t->tgid = (uint32_t)a[0];
-	t->tid = (uint32_t)a[1];
+	t->tgid = (uint32_t)r.tgid;
+	t->tid = (uint32_t)r.tid;
 	{
 		size_t b = task_bucket(d, t->domain_slot, t->tgid, t->tid);
 
@@ -648,21 +610,21 @@ static int handle_comm(struct daemon *d, const struct dp_item *it)
 
 static int handle_dropped(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_dropped r;
 	struct dommeta *m;
 
-	if (it->nargs != 2 || a[0] == 0 || a[0] >= DP_DROP_MAX)
+	if (dp_rec__decode_dropped(it, &r) < 0 || r.reason == 0 || r.reason >= DP_DROP_MAX)
 		return -EBADMSG;
-	d->stats.dropped += a[1];
+	d->stats.dropped += r.count;
 	/* What a guest lost is the current domain's too; the host has no agent. */
-	if ((a[0] != DP_DROP_AGENT_FRAMES && a[0] != DP_DROP_AGENT_RECORDS) || !a[1] ||
+	if ((r.reason != DP_DROP_AGENT_FRAMES && r.reason != DP_DROP_AGENT_RECORDS) || !r.count ||
 	    !d->t.domain_slot)
 		return 0;
 	m = d->domains[d->t.domain_slot - 1].meta;
-	if (a[0] == DP_DROP_AGENT_FRAMES)
-		m->agent.dropped_frames = sat_add(m->agent.dropped_frames, a[1]);
+	if (r.reason == DP_DROP_AGENT_FRAMES)
+		m->agent.dropped_frames = sat_add(m->agent.dropped_frames, r.count);
 	else
-		m->agent.lost_records = sat_add(m->agent.lost_records, a[1]);
+		m->agent.lost_records = sat_add(m->agent.lost_records, r.count);
 	m->agent.any = true;
 	m->dirty_agent = true;
 	d->dirty_domains = true;
@@ -671,23 +633,26 @@ static int handle_dropped(struct daemon *d, const struct dp_item *it)
 
 static int handle_end(struct daemon *d, const struct dp_item *it)
 {
-	if (it->nargs != 1)
+	struct dp_rec_end r;
+
+	if (dp_rec__decode_end(it, &r) < 0)
 		return -EBADMSG;
 	d->complete = true;
-	d->end_ns = it->args[0];
+	d->end_ns = r.end_ns;
 	d->dirty_session = true;
 	return 0;
 }
 
 static int handle_event_scale(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_event_scale r;
 
-	if (it->nargs != 3 || a[0] >= DP_MAX_EVENTS || !d->events[a[0]].defined || a[2] > a[1])
+	if (dp_rec__decode_event_scale(it, &r) < 0 || r.event >= DP_MAX_EVENTS ||
+	    !d->events[r.event].defined || r.time_running > r.time_enabled)
 		return -EBADMSG;
 	/* Totals so far, not increments: the latest record wins. */
-	d->events[a[0]].time_enabled = a[1];
-	d->events[a[0]].time_running = a[2];
+	d->events[r.event].time_enabled = r.time_enabled;
+	d->events[r.event].time_running = r.time_running;
 	d->dirty_events = true;
 	return 0;
 }
@@ -721,23 +686,22 @@ static size_t thread_pos(const struct dommeta *m, uint32_t tid, bool *found)
 
 static int handle_domain_thread(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_domain_thread r;
 	struct dommeta *m;
 	struct dthread *t;
-	const char *unused;
 	size_t len, pos;
 	bool found;
 	char *comm;
 
-	if (it->nargs < 6 || a[1] == 0 || a[1] >= UINT32_MAX || a[2] == 0 || a[2] >= UINT32_MAX ||
-	    a[3] > DP_THREAD_IO || (a[3] == DP_THREAD_VCPU && a[4] >= DAEMON_MAX_VCPUS))
+	if (dp_rec__decode_domain_thread(it, &r) < 0 || r.pid == 0 || r.pid >= UINT32_MAX ||
+	    r.tid == 0 || r.tid >= UINT32_MAX || r.role > DP_THREAD_IO ||
+	    (r.role == DP_THREAD_VCPU && r.vcpu >= DAEMON_MAX_VCPUS))
 		return -EBADMSG;
-	if (record_str(it, 5, &unused, &len) < 0)
-		return -EBADMSG;
-	m = dommeta_of(d, a[0]);
+	len = r.comm.len;
+	m = dommeta_of(d, r.domain);
 	if (!m)
 		return -EBADMSG;
-	pos = thread_pos(m, (uint32_t)a[2], &found);
+	pos = thread_pos(m, (uint32_t)r.tid, &found);
 	if (!found && m->nthreads >= DAEMON_MAX_DOMAIN_THREADS) {
 		d->stats.domain_overflow++;
 		return 0;
@@ -745,7 +709,7 @@ static int handle_domain_thread(struct daemon *d, const struct dp_item *it)
 	if (found ? m->threads[pos].len < len && names_full(d, len - m->threads[pos].len)
 		  : names_full(d, len))
 		return -EBADMSG;
-	comm = dup_str(it, 5, len);
+	comm = dp_rec_str__dup(&r.comm);
 	if (!comm)
 		return -ENOMEM;
 	if (!found) {
@@ -769,10 +733,10 @@ static int handle_domain_thread(struct daemon *d, const struct dp_item *it)
 	free(t->comm);
 	t->comm = comm;
 	t->len = len;
-	t->pid = (uint32_t)a[1];
-	t->tid = (uint32_t)a[2];
-	t->role = (uint32_t)a[3];
-	t->vcpu = a[3] == DP_THREAD_VCPU ? (int32_t)a[4] : -1;
+	t->pid = (uint32_t)r.pid;
+	t->tid = (uint32_t)r.tid;
+	t->role = (uint32_t)r.role;
+	t->vcpu = r.role == DP_THREAD_VCPU ? (int32_t)r.vcpu : -1;
 	if (m->pid != t->pid)
 		m->dirty_domain = true;
 	m->pid = t->pid;
@@ -783,33 +747,34 @@ static int handle_domain_thread(struct daemon *d, const struct dp_item *it)
 
 static int handle_domain_life(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_domain_life r;
 	struct dommeta *m;
 
-	if (it->nargs != 3 || a[1] < DP_LIFE_STARTED || a[1] > DP_LIFE_VANISHED)
+	if (dp_rec__decode_domain_life(it, &r) < 0 || r.what < DP_LIFE_STARTED ||
+	    r.what > DP_LIFE_VANISHED)
 		return -EBADMSG;
-	m = dommeta_of(d, a[0]);
+	m = dommeta_of(d, r.domain);
 	if (!m)
 		return -EBADMSG;
 	/* Past the bound the list is cut, but the domain's state still follows. */
 	if (m->nlife < DAEMON_MAX_DOMAIN_LIFE) {
-		m->life[m->nlife++] = (struct dlife){a[2], (uint32_t)a[1]};
+		m->life[m->nlife++] = (struct dlife){r.ns, (uint32_t)r.what};
 	} else {
 		m->life_dropped++;
 		d->stats.domain_overflow++;
 	}
-	switch (a[1]) {
+	switch (r.what) {
 	case DP_LIFE_STARTED:
 		if (!m->started) {
 			m->started = true;
-			m->started_ns = a[2];
+			m->started_ns = r.ns;
 		}
 		m->stopped = false;
 		break;
 	case DP_LIFE_STOPPED:
 	case DP_LIFE_VANISHED:
 		m->stopped = true;
-		m->stopped_ns = a[2];
+		m->stopped_ns = r.ns;
 		break;
 	default:
 		break;
@@ -821,14 +786,15 @@ static int handle_domain_life(struct daemon *d, const struct dp_item *it)
 
 static int handle_vcpu_wait(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_vcpu_wait r;
 	size_t lo = 0, hi;
 	struct dommeta *m;
 	struct dwait *w;
 
-	if (it->nargs != 6 || a[1] >= DAEMON_MAX_VCPUS || a[2] == 0 || a[2] >= UINT32_MAX)
+	if (dp_rec__decode_vcpu_wait(it, &r) < 0 || r.vcpu >= DAEMON_MAX_VCPUS || r.tid == 0 ||
+	    r.tid >= UINT32_MAX)
 		return -EBADMSG;
-	m = dommeta_of(d, a[0]);
+	m = dommeta_of(d, r.domain);
 	if (!m)
 		return -EBADMSG;
 	hi = m->nwaits;
@@ -836,12 +802,12 @@ static int handle_vcpu_wait(struct daemon *d, const struct dp_item *it)
 		size_t mid = lo + (hi - lo) / 2;
 		const struct dwait *x = &m->waits[mid];
 
-		if (x->vcpu < a[1] || (x->vcpu == a[1] && x->tid < a[2]))
+		if (x->vcpu < r.vcpu || (x->vcpu == r.vcpu && x->tid < r.tid))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == m->nwaits || m->waits[lo].vcpu != a[1] || m->waits[lo].tid != a[2]) {
+	if (lo == m->nwaits || m->waits[lo].vcpu != r.vcpu || m->waits[lo].tid != r.tid) {
 		if (m->nwaits >= DAEMON_MAX_VCPUS) {
 			d->stats.domain_overflow++;
 			return 0;
@@ -856,12 +822,12 @@ static int handle_vcpu_wait(struct daemon *d, const struct dp_item *it)
 			m->capwaits = cap;
 		}
 		memmove(&m->waits[lo + 1], &m->waits[lo], (m->nwaits - lo) * sizeof(*w));
-		m->waits[lo] = (struct dwait){.vcpu = (uint32_t)a[1], .tid = (uint32_t)a[2]};
+		m->waits[lo] = (struct dwait){.vcpu = (uint32_t)r.vcpu, .tid = (uint32_t)r.tid};
 		m->nwaits++;
 	}
 	w = &m->waits[lo];
-	w->wait_ns = sat_add(w->wait_ns, a[4]);
-	w->run_ns = sat_add(w->run_ns, a[5]);
+	w->wait_ns = sat_add(w->wait_ns, r.wait_ns);
+	w->run_ns = sat_add(w->run_ns, r.run_ns);
 	m->dirty_wait = true;
 	d->dirty_domains = true;
 	return 0;
@@ -869,18 +835,19 @@ static int handle_vcpu_wait(struct daemon *d, const struct dp_item *it)
 
 static int handle_agent_hello(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_agent_hello r;
 	char release[DP_MAX_STR + 1];
 	struct agentmeta *g;
 	struct dommeta *m;
 	size_t len;
 	char *copy;
 
-	if (it->nargs < 9 || a[2] > UINT32_MAX || a[3] > UINT32_MAX || a[4] > DP_BUILD_ID_MAX)
+	if (dp_rec__decode_agent_hello(it, &r) < 0 || r.agent_version > UINT32_MAX ||
+	    r.ncpus > UINT32_MAX || r.bid_len > DP_BUILD_ID_MAX)
 		return -EBADMSG;
-	if (get_str(it, 8, release, &len) < 0)
-		return -EBADMSG;
-	m = dommeta_of(d, a[0]);
+	len = r.kernel_release.len;
+	dp_rec_str__copy(&r.kernel_release, release);
+	m = dommeta_of(d, r.domain);
 	if (!m)
 		return -EBADMSG;
 	g = &m->agent;
@@ -901,20 +868,20 @@ static int handle_agent_hello(struct daemon *d, const struct dp_item *it)
 			g->hellos = h;
 			g->caphellos = cap;
 		}
-		g->hellos[g->nhellos++] = (struct ahello){d->t.time, a[1]};
+		g->hellos[g->nhellos++] = (struct ahello){d->t.time, r.incarnation};
 	} else {
 		g->hellos_dropped++;
 		d->stats.domain_overflow++;
 	}
 	/* A HELLO again after a reconnect is the same incarnation, not a new one. */
-	if (!g->have_hello || g->last_incarnation != a[1])
+	if (!g->have_hello || g->last_incarnation != r.incarnation)
 		g->incarnations++;
 	g->have_hello = true;
-	g->last_incarnation = a[1];
-	g->version = a[2];
-	g->bid_len = (uint32_t)a[4];
+	g->last_incarnation = r.incarnation;
+	g->version = r.agent_version;
+	g->bid_len = (uint32_t)r.bid_len;
 	memset(g->bid, 0, sizeof(g->bid));
-	dp_build_id__unpack(a + 5, g->bid, (size_t)a[4]);
+	dp_build_id__unpack(r.bid, g->bid, (size_t)r.bid_len);
 	free(g->release);
 	g->release = copy;
 	g->release_len = len;
@@ -926,13 +893,14 @@ static int handle_agent_hello(struct daemon *d, const struct dp_item *it)
 
 static int handle_agent_gap(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_agent_gap r;
 	struct agentmeta *g;
 	struct dommeta *m;
 
-	if (it->nargs != 5 || a[1] > a[2] || a[4] < DAEMON_GAP_RECONNECT || a[4] > DAEMON_GAP_LOST)
+	if (dp_rec__decode_agent_gap(it, &r) < 0 || r.start_ns > r.end_ns ||
+	    r.reason < DAEMON_GAP_RECONNECT || r.reason > DAEMON_GAP_LOST)
 		return -EBADMSG;
-	m = dommeta_of(d, a[0]);
+	m = dommeta_of(d, r.domain);
 	if (!m)
 		return -EBADMSG;
 	g = &m->agent;
@@ -946,7 +914,8 @@ static int handle_agent_gap(struct daemon *d, const struct dp_item *it)
 			g->gaps = p;
 			g->capgaps = cap;
 		}
-		g->gaps[g->ngaps++] = (struct agap){a[1], a[2], a[3], (uint32_t)a[4]};
+		g->gaps[g->ngaps++] =
+			(struct agap){r.start_ns, r.end_ns, r.frames_lost, (uint32_t)r.reason};
 	} else {
 		g->gaps_dropped++;
 		d->stats.domain_overflow++;
@@ -959,26 +928,33 @@ static int handle_agent_gap(struct daemon *d, const struct dp_item *it)
 
 static int handle_agent_assist(struct daemon *d, const struct dp_item *it)
 {
-	const uint64_t *a = it->args;
+	struct dp_rec_agent_assist r;
 	struct agentmeta *g;
 	struct dommeta *m;
 
-	if (it->nargs != 4)
+	if (dp_rec__decode_agent_assist(it, &r) < 0)
 		return -EBADMSG;
-	m = dommeta_of(d, a[0]);
+	m = dommeta_of(d, r.domain);
 	if (!m)
 		return -EBADMSG;
 	g = &m->agent;
-	g->assist_placed =
-		g->assist_placed + a[1] < g->assist_placed ? UINT64_MAX : g->assist_placed + a[1];
-	g->assist_outside = g->assist_outside + a[2] < g->assist_outside ? UINT64_MAX
-									 : g->assist_outside + a[2];
-	g->assist_err_ns = a[3];
+	g->assist_placed = sat_add(g->assist_placed, r.placed);
+	g->assist_outside = sat_add(g->assist_outside, r.outside);
+	g->assist_err_ns = r.err_ns;
 	g->any_assist = true;
 	g->any = true;
 	m->dirty_agent = true;
 	d->dirty_domains = true;
 	return 0;
+}
+
+static int handle_file_chunk(struct daemon *d, const struct dp_item *it)
+{
+	struct dp_rec_file_chunk r;
+
+	if (dp_rec__decode_file_chunk(it, &r) < 0)
+		return -EBADMSG;
+	return bidstore__chunk(d, &r);
 }
 
 static const handler_fn handlers[DP_CODE_MAX] = {
@@ -1002,7 +978,7 @@ static const handler_fn handlers[DP_CODE_MAX] = {
 	[DP_CODE_DOMAIN_THREAD] = handle_domain_thread,
 	[DP_CODE_DOMAIN_LIFE] = handle_domain_life,
 	[DP_CODE_VCPU_WAIT] = handle_vcpu_wait,
-	[DP_CODE_FILE_CHUNK] = bidstore__chunk,
+	[DP_CODE_FILE_CHUNK] = handle_file_chunk,
 	[DP_CODE_AGENT_HELLO] = handle_agent_hello,
 	[DP_CODE_AGENT_GAP] = handle_agent_gap,
 	[DP_CODE_AGENT_ASSIST] = handle_agent_assist,
