@@ -37,6 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "domprof/records.h"
 #include "domprof/stream.h"
 #include "domprof/words.h"
 
@@ -74,9 +75,9 @@ static uint64_t skewed(uint64_t size)
 static void image_def(struct dp_words *b, uint64_t id, uint64_t kind, uint64_t start, uint64_t end,
 		      const char *name)
 {
-	uint64_t a[] = {id, kind, 0, 0, 0, 0, 0, start, end};
+	static const uint64_t no_bid[3];
 
-	dp_words__record_str(b, DP_CODE_IMAGE_DEF, a, 9, name, strlen(name));
+	dp_emit__image_def(b, id, kind, 0, 0, no_bid, start, end, name, strlen(name));
 }
 
 static uint64_t pid_of(unsigned d)
@@ -122,10 +123,9 @@ int main(int argc, char **argv)
 	}
 	dp_words__init(&b);
 
-	uint64_t a_session[] = {DP_WORDS_VERSION, t, ncpus, DP_SESSION_TIMER_MODE};
-	dp_words__record(&b, DP_CODE_SESSION, a_session, 4);
-	uint64_t a_ev[] = {0, 1, 0, 0, 4000, 0, DP_EVENT_KERNEL | DP_EVENT_USER | DP_EVENT_FREQ};
-	dp_words__record_str(&b, DP_CODE_EVENT_DEF, a_ev, 7, "cpu-clock", 9);
+	dp_emit__session(&b, DP_WORDS_VERSION, t, ncpus, DP_SESSION_TIMER_MODE);
+	dp_emit__event_def(&b, 0, 1, 0, 0, 4000, 0, DP_EVENT_KERNEL | DP_EVENT_USER | DP_EVENT_FREQ,
+			   "cpu-clock", 9);
 	image_def(&b, IMG_KERNEL, DP_IMAGE_KERNEL, KBASE, KBASE + KSIZE, "vmlinux");
 	image_def(&b, IMG_QEMU, DP_IMAGE_FILE, 0, 0, QEMU);
 	image_def(&b, IMG_HOSTBIN, DP_IMAGE_FILE, 0, 0, "/usr/bin/bench-host-task");
@@ -134,37 +134,32 @@ int main(int argc, char **argv)
 		image_def(&b, IMG_GU, DP_IMAGE_GUEST_CLASS, 0, 0, "[guest-user]");
 	}
 	for (unsigned h = 0; h < NHOST; h++) {
-		uint64_t a[] = {1000 + h, 1000 + h};
 		int len = snprintf(name, sizeof(name), "host-task-%u", h);
 
-		dp_words__record_str(&b, DP_CODE_COMM, a, 2, name, (size_t)len);
+		dp_emit__comm(&b, 1000 + h, 1000 + h, name, (size_t)len);
 	}
 	for (unsigned d = 0; d < ndom; d++) {
 		uint64_t pid = pid_of(d);
 
 		if (doms) {
-			uint64_t a_def[] = {d + 1, 0x5eed000000000000ull | d, 0x1234ull << 48 | d,
-					    DP_DOMAIN_SRC_LIBVIRT << DP_DOMAIN_SOURCE_SHIFT |
-						    DP_DOMAIN_ACCEL_KVM << DP_DOMAIN_ACCEL_SHIFT};
 			int len = snprintf(name, sizeof(name), "bench-vm%03u", d);
 
-			dp_words__record_str(&b, DP_CODE_DOMAIN_DEF, a_def, 4, name, (size_t)len);
+			dp_emit__domain_def(&b, d + 1, 0x5eed000000000000ull | d,
+					    0x1234ull << 48 | d,
+					    DP_DOMAIN_SRC_LIBVIRT << DP_DOMAIN_SOURCE_SHIFT |
+						    DP_DOMAIN_ACCEL_KVM << DP_DOMAIN_ACCEL_SHIFT,
+					    name, (size_t)len);
 		}
 		for (unsigned k = 0; k <= nvcpu; k++) {
 			uint64_t tid = pid + k;
 			int len = k ? snprintf(name, sizeof(name), "CPU %u/KVM", k - 1)
 				    : snprintf(name, sizeof(name), "qemu-system-x86");
-			uint64_t a_comm[] = {pid, tid};
 
-			dp_words__record_str(&b, DP_CODE_COMM, a_comm, 2, name, (size_t)len);
-			if (doms) {
-				uint64_t a_th[] = {d + 1, pid, tid,
-						   k ? DP_THREAD_VCPU : DP_THREAD_OTHER,
-						   k ? k - 1 : (uint64_t)-1};
-
-				dp_words__record_str(&b, DP_CODE_DOMAIN_THREAD, a_th, 5, name,
-						     (size_t)len);
-			}
+			dp_emit__comm(&b, pid, tid, name, (size_t)len);
+			if (doms)
+				dp_emit__domain_thread(&b, d + 1, pid, tid,
+						       k ? DP_THREAD_VCPU : DP_THREAD_OTHER,
+						       k ? k - 1 : (uint64_t)-1, name, (size_t)len);
 		}
 		for (unsigned k = 0; files && k < 4; k++) {
 			uint64_t start = 0x7f0000000000ull + ((uint64_t)d * 4 + k) * (32ull << 20);
@@ -172,11 +167,8 @@ int main(int argc, char **argv)
 			image_def(&b, IMG_ANON(d, k), DP_IMAGE_ANON, start, start + (32ull << 20),
 				  "//anon");
 		}
-		if (doms) {
-			uint64_t a_life[] = {d + 1, DP_LIFE_STARTED, t};
-
-			dp_words__record(&b, DP_CODE_DOMAIN_LIFE, a_life, 3);
-		}
+		if (doms)
+			dp_emit__domain_life(&b, d + 1, DP_LIFE_STARTED, t);
 	}
 
 	next_wait = t + 250000000ull;
@@ -187,31 +179,21 @@ int main(int argc, char **argv)
 		unsigned v = (unsigned)(next_rand() % nvcpu);
 		unsigned h = (unsigned)(next_rand() % NHOST);
 		uint64_t dom = vm ? d + 1 : 0;
-		uint64_t a_time[] = {t};
 
 		if (cpu != cur_cpu) {
-			uint64_t a_cpu[] = {cpu};
-
-			dp_words__record(&b, DP_CODE_CPU_SWITCH, a_cpu, 1);
+			dp_emit__cpu_switch(&b, cpu);
 			cur_cpu = cpu;
 		}
-		dp_words__record(&b, DP_CODE_TIME, a_time, 1);
+		dp_emit__time(&b, t);
 		if (doms && dom != cur_dom) {
-			uint64_t a_dom[] = {dom};
-
-			dp_words__record(&b, DP_CODE_DOMAIN_SWITCH, a_dom, 1);
+			dp_emit__domain_switch(&b, dom);
 			cur_dom = dom;
 			nrec_dom++;
 		}
-		if (vm) {
-			uint64_t a_task[] = {pid_of(d), pid_of(d) + 1 + v, IMG_QEMU};
-
-			dp_words__record(&b, DP_CODE_TASK_SWITCH, a_task, 3);
-		} else {
-			uint64_t a_task[] = {1000 + h, 1000 + h, IMG_HOSTBIN};
-
-			dp_words__record(&b, DP_CODE_TASK_SWITCH, a_task, 3);
-		}
+		if (vm)
+			dp_emit__task_switch(&b, pid_of(d), pid_of(d) + 1 + v, IMG_QEMU);
+		else
+			dp_emit__task_switch(&b, 1000 + h, 1000 + h, IMG_HOSTBIN);
 		/* One image per run, as a real run mostly stays in one mode. */
 		uint64_t p = next_rand() % 100, img, mode, base, size;
 
@@ -240,9 +222,7 @@ int main(int argc, char **argv)
 			mode = DP_MODE_HOST_USER;
 			base = 0;
 		}
-		uint64_t a_isw[] = {img, mode};
-
-		dp_words__record(&b, DP_CODE_IMAGE_SWITCH, a_isw, 2);
+		dp_emit__image_switch(&b, img, mode);
 		for (int i = 0; i < RUN && done < nsamples; i++, done++)
 			dp_words__sample(&b, base + skewed(size), 0);
 		t += RUN * 250000 / ncpus; /* 8 samples at 4 kHz on one of ncpus CPUs */
@@ -251,14 +231,13 @@ int main(int argc, char **argv)
 			/* Every vCPU thread's run delay, as the recorder reads it every 250 ms. */
 			for (unsigned dd = 0; dd < ndom; dd++)
 				for (unsigned k = 0; k < nvcpu; k++) {
-					uint64_t a_w[] = {dd + 1,
-							  k,
-							  pid_of(dd) + 1 + k,
-							  t,
-							  next_rand() % 50000000,
-							  next_rand() % 250000000};
+					/* Drawn first: a call evaluates its arguments in no set
+					 * order. */
+					uint64_t wait = next_rand() % 50000000;
+					uint64_t run_ns = next_rand() % 250000000;
 
-					dp_words__record(&b, DP_CODE_VCPU_WAIT, a_w, 6);
+					dp_emit__vcpu_wait(&b, dd + 1, k, pid_of(dd) + 1 + k, t,
+							   wait, run_ns);
 				}
 			next_wait += 250000000ull;
 		}
@@ -269,8 +248,7 @@ int main(int argc, char **argv)
 				goto out_err;
 		}
 	}
-	uint64_t a_end[] = {t};
-	dp_words__record(&b, DP_CODE_END, a_end, 1);
+	dp_emit__end(&b, t);
 	r = stream_writer__write(w, b.w, b.n);
 	if (r < 0)
 		goto out_err;

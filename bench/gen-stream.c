@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "domprof/records.h"
 #include "domprof/stream.h"
 #include "domprof/words.h"
 
@@ -80,40 +81,32 @@ int main(int argc, char **argv)
 	}
 	dp_words__init(&b);
 
+	static const uint64_t no_bid[3];
 	uint64_t t = 1000000000ull;
-	uint64_t a_session[] = {DP_WORDS_VERSION, t, 2, DP_SESSION_TIMER_MODE};
-	dp_words__record(&b, DP_CODE_SESSION, a_session, 4);
-	uint64_t a_ev[] = {0, 1, 0, 0, 4000, 0, DP_EVENT_KERNEL | DP_EVENT_USER | DP_EVENT_FREQ};
-	dp_words__record_str(&b, DP_CODE_EVENT_DEF, a_ev, 7, "cpu-clock", 9);
+	dp_emit__session(&b, DP_WORDS_VERSION, t, 2, DP_SESSION_TIMER_MODE);
+	dp_emit__event_def(&b, 0, 1, 0, 0, 4000, 0, DP_EVENT_KERNEL | DP_EVENT_USER | DP_EVENT_FREQ,
+			   "cpu-clock", 9);
 	for (int i = 0; i < NKSYMS; i++) {
-		uint64_t a_ks[] = {KBASE + (uint64_t)i * (KSIZE / NKSYMS), KSIZE / NKSYMS, 't'};
 		int len = snprintf(name, sizeof(name), "bench_kfunc_%d", i);
-		dp_words__record_str(&b, DP_CODE_KSYM, a_ks, 3, name, (size_t)len);
+		dp_emit__ksym(&b, KBASE + (uint64_t)i * (KSIZE / NKSYMS), KSIZE / NKSYMS, 't', name,
+			      (size_t)len);
 	}
 	uint64_t mtime = stat(binary, &st) == 0 ? (uint64_t)st.st_mtime : 0;
-	uint64_t a_img1[] = {1, DP_IMAGE_FILE, mtime, 0, 0, 0, 0, 0, 0};
-	dp_words__record_str(&b, DP_CODE_IMAGE_DEF, a_img1, 9, binary, strlen(binary));
-	uint64_t a_img2[] = {2, DP_IMAGE_KERNEL, 0, 0, 0, 0, 0, KBASE, KBASE + KSIZE};
-	dp_words__record_str(&b, DP_CODE_IMAGE_DEF, a_img2, 9, "vmlinux", 7);
-	for (int cpu = 0; cpu < 2; cpu++) {
-		uint64_t a_comm[] = {1000 + cpu, 1000 + cpu};
-		dp_words__record_str(&b, DP_CODE_COMM, a_comm, 2, "split", 5);
-	}
+	dp_emit__image_def(&b, 1, DP_IMAGE_FILE, mtime, 0, no_bid, 0, 0, binary, strlen(binary));
+	dp_emit__image_def(&b, 2, DP_IMAGE_KERNEL, 0, 0, no_bid, KBASE, KBASE + KSIZE, "vmlinux",
+			   7);
+	for (int cpu = 0; cpu < 2; cpu++)
+		dp_emit__comm(&b, 1000 + cpu, 1000 + cpu, "split", 5);
 
 	uint64_t done = 0, run = 0;
 	while (done < nsamples) {
 		unsigned cpu = run & 1;
 		int kernel = next_rand() % 10 < 3;
-		uint64_t a_cpu[] = {cpu};
-		uint64_t a_time[] = {t};
-		uint64_t a_task[] = {1000 + cpu, 1000 + cpu, 1};
-		uint64_t a_isw[] = {kernel ? 2 : 1,
-				    kernel ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER};
-
-		dp_words__record(&b, DP_CODE_CPU_SWITCH, a_cpu, 1);
-		dp_words__record(&b, DP_CODE_TIME, a_time, 1);
-		dp_words__record(&b, DP_CODE_TASK_SWITCH, a_task, 3);
-		dp_words__record(&b, DP_CODE_IMAGE_SWITCH, a_isw, 2);
+		dp_emit__cpu_switch(&b, cpu);
+		dp_emit__time(&b, t);
+		dp_emit__task_switch(&b, 1000 + cpu, 1000 + cpu, 1);
+		dp_emit__image_switch(&b, kernel ? 2 : 1,
+				      kernel ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER);
 		for (int i = 0; i < RUN && done < nsamples; i++, done++) {
 			uint64_t off;
 			if (kernel) {
@@ -137,8 +130,7 @@ int main(int argc, char **argv)
 		if (b.n > 65536 && (r = flush_words(w, &b)) < 0)
 			goto out_err;
 	}
-	uint64_t a_end[] = {t};
-	dp_words__record(&b, DP_CODE_END, a_end, 1);
+	dp_emit__end(&b, t);
 	r = flush_words(w, &b);
 	if (r < 0)
 		goto out_err;

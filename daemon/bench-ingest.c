@@ -25,6 +25,7 @@
 
 #include "domprof/daemon.h"
 #include "domprof/session.h"
+#include "domprof/records.h"
 #include "domprof/words.h"
 
 #define NIMAGES 300
@@ -76,20 +77,12 @@ static double now(void)
 
 static int build(struct dp_words *b, uint64_t nsamples, unsigned mean_run)
 {
+	static const uint64_t no_bid[3];
 	uint64_t done = 0;
-	uint64_t args[9];
 	int r = 0;
 
-	args[0] = DP_WORDS_VERSION;
-	args[1] = 1;
-	args[2] = NCPUS;
-	args[3] = DP_SESSION_TIMER_MODE;
-	r |= dp_words__record(b, DP_CODE_SESSION, args, 4);
-	{
-		uint64_t ev[7] = {0, 1, 0, 250000, 0, 0, 3};
-
-		r |= dp_words__record_str(b, DP_CODE_EVENT_DEF, ev, 7, "cpu-clock", 9);
-	}
+	r |= dp_emit__session(b, DP_WORDS_VERSION, 1, NCPUS, DP_SESSION_TIMER_MODE);
+	r |= dp_emit__event_def(b, 0, 1, 0, 250000, 0, 0, 3, "cpu-clock", 9);
 	for (unsigned i = 1; i <= NIMAGES; i++) {
 		char name[64];
 		uint64_t kind = i == 1	  ? DP_IMAGE_KERNEL
@@ -104,27 +97,18 @@ static int build(struct dp_words *b, uint64_t nsamples, unsigned mean_run)
 		else
 			len = snprintf(name, sizeof(name), "/usr/lib/x86_64-linux-gnu/lib%u.so.1",
 				       i);
-		memset(args, 0, sizeof(args));
-		args[0] = i;
-		args[1] = kind;
-		r |= dp_words__record_str(b, DP_CODE_IMAGE_DEF, args, 9, name, (size_t)len);
+		r |= dp_emit__image_def(b, i, kind, 0, 0, no_bid, 0, 0, name, (size_t)len);
 	}
 	while (done < nsamples && r == 0) {
 		unsigned run = 1 + (unsigned)(rnd() % (2 * mean_run));
 		uint64_t task = skewed(NTASKS);
 		/* half the runs in the kernel, the rest in the task's images */
 		uint64_t image = rnd() & 1 ? 1 + skewed(20) : 21 + (task * 7 + skewed(40)) % 280;
-		uint64_t a[3];
 
-		a[0] = rnd() % NCPUS;
-		r |= dp_words__record(b, DP_CODE_CPU_SWITCH, a, 1);
-		a[0] = 1000 + task;
-		a[1] = 1000 + task;
-		a[2] = 21 + task;
-		r |= dp_words__record(b, DP_CODE_TASK_SWITCH, a, 3);
-		a[0] = image;
-		a[1] = image <= 20 ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER;
-		r |= dp_words__record(b, DP_CODE_IMAGE_SWITCH, a, 2);
+		r |= dp_emit__cpu_switch(b, rnd() % NCPUS);
+		r |= dp_emit__task_switch(b, 1000 + task, 1000 + task, 21 + task);
+		r |= dp_emit__image_switch(b, image,
+					   image <= 20 ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER);
 		for (unsigned k = 0; k < run && done < nsamples; k++, done++)
 			r |= dp_words__sample(b, 0x1000 + 4 * offset_index(noffsets), 0);
 	}

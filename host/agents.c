@@ -24,6 +24,7 @@
 
 #include "domprof/agentlink.h"
 #include "domprof/hostsync.h"
+#include "domprof/records.h"
 #include "domprof/words.h"
 #include "host/agents.h"
 
@@ -135,26 +136,22 @@ static void text__addf(struct text *t, const char *fmt, ...)
 
 static int switch_to(struct cbctx *c)
 {
-	uint64_t arg = c->ga->domain;
-
-	return dp_words__record(c->out, DP_CODE_DOMAIN_SWITCH, &arg, 1);
+	return dp_emit__domain_switch(c->out, c->ga->domain);
 }
 
 /* What the instance placed with the timeline since the last AGENT_ASSIST. */
 static int tell_assist(struct gagent *ga, struct dp_words *out)
 {
 	const struct hostsync_stats *st = hostsync__stats(ga->hs);
-	uint64_t a[4];
+	uint64_t placed, outside;
 
 	if (st->assisted == ga->told_placed && st->unassisted == ga->told_outside)
 		return 0;
-	a[0] = ga->domain;
-	a[1] = st->assisted - ga->told_placed;
-	a[2] = st->unassisted - ga->told_outside;
-	a[3] = ga->err_ns;
+	placed = st->assisted - ga->told_placed;
+	outside = st->unassisted - ga->told_outside;
 	ga->told_placed = st->assisted;
 	ga->told_outside = st->unassisted;
-	return dp_words__record(out, DP_CODE_AGENT_ASSIST, a, 4);
+	return dp_emit__agent_assist(out, ga->domain, placed, outside, ga->err_ns);
 }
 
 /* Queued records of an instance being replaced still go out. */
@@ -179,7 +176,7 @@ static void on_hello(const struct agentlink_hello *h, void *arg)
 	struct cbctx *c = arg;
 	struct gagent *ga = c->ga;
 	struct hostsync_opts o = {0};
-	uint64_t a[8];
+	uint64_t bid[3];
 	size_t n = 0;
 	int r;
 
@@ -226,13 +223,9 @@ static void on_hello(const struct agentlink_hello *h, void *arg)
 	ga->nasked = 0;
 	ga->last_dropped_frames = ga->last_lost_records = 0;
 
-	a[0] = ga->domain;
-	a[1] = h->incarnation;
-	a[2] = h->agent_version;
-	a[3] = h->ncpus;
-	a[4] = h->kernel_build_id_len;
-	dp_build_id__pack(h->kernel_build_id, h->kernel_build_id_len, &a[5]);
-	r = dp_words__record_str(c->out, DP_CODE_AGENT_HELLO, a, 8, h->kernel_release,
+	dp_build_id__pack(h->kernel_build_id, h->kernel_build_id_len, bid);
+	r = dp_emit__agent_hello(c->out, ga->domain, h->incarnation, h->agent_version, h->ncpus,
+				 h->kernel_build_id_len, bid, h->kernel_release,
 				 h->kernel_release_len > DP_MAX_STR ? DP_MAX_STR
 								    : h->kernel_release_len);
 	if (r < 0)
@@ -342,21 +335,18 @@ static void on_perf(const struct agentlink_perf *r, void *arg)
 static void on_file(const struct agentlink_file *f, void *arg)
 {
 	struct cbctx *c = arg;
-	uint64_t a[6];
+	uint64_t bid[3];
 	int r;
 
 	if (c->err || f->status != AGENTLINK_FILE_DATA || !f->len || f->build_id_len < 2)
 		return;
 	r = switch_to(c);
-	a[0] = f->build_id_len;
-	dp_build_id__pack(f->build_id, f->build_id_len, &a[1]);
-	a[4] = f->total_size;
+	dp_build_id__pack(f->build_id, f->build_id_len, bid);
 	for (size_t off = 0; r >= 0 && off < f->len; off += DP_MAX_STR) {
 		size_t n = f->len - off < DP_MAX_STR ? f->len - off : DP_MAX_STR;
 
-		a[5] = f->offset + off;
-		r = dp_words__record_str(c->out, DP_CODE_FILE_CHUNK, a, 6,
-					 (const char *)f->data + off, n);
+		r = dp_emit__file_chunk(c->out, f->build_id_len, bid, f->total_size,
+					f->offset + off, (const char *)f->data + off, n);
 	}
 	if (r < 0)
 		c->err = r;
@@ -366,7 +356,7 @@ static void on_dropped(uint64_t frames, uint64_t records, void *arg)
 {
 	struct cbctx *c = arg;
 	struct gagent *ga = c->ga;
-	uint64_t a[2];
+	uint64_t n;
 	int r = 0;
 
 	if (c->err)
@@ -384,16 +374,14 @@ static void on_dropped(uint64_t frames, uint64_t records, void *arg)
 	if (frames > ga->last_dropped_frames || records > ga->last_lost_records)
 		r = switch_to(c);
 	if (r >= 0 && frames > ga->last_dropped_frames) {
-		a[0] = DP_DROP_AGENT_FRAMES;
-		a[1] = frames - ga->last_dropped_frames;
+		n = frames - ga->last_dropped_frames;
 		ga->last_dropped_frames = frames;
-		r = dp_words__record(c->out, DP_CODE_DROPPED, a, 2);
+		r = dp_emit__dropped(c->out, DP_DROP_AGENT_FRAMES, n);
 	}
 	if (r >= 0 && records > ga->last_lost_records) {
-		a[0] = DP_DROP_AGENT_RECORDS;
-		a[1] = records - ga->last_lost_records;
+		n = records - ga->last_lost_records;
 		ga->last_lost_records = records;
-		r = dp_words__record(c->out, DP_CODE_DROPPED, a, 2);
+		r = dp_emit__dropped(c->out, DP_DROP_AGENT_RECORDS, n);
 	}
 	if (r < 0)
 		c->err = r;
@@ -402,17 +390,13 @@ static void on_dropped(uint64_t frames, uint64_t records, void *arg)
 static void on_gap(const struct agentlink_gap *g, void *arg)
 {
 	struct cbctx *c = arg;
-	uint64_t a[5];
 	int r;
 
 	if (c->err || g->ongoing)
 		return;
-	a[0] = c->ga->domain;
-	a[1] = g->start_ns;
-	a[2] = g->end_ns < g->start_ns ? g->start_ns : g->end_ns;
-	a[3] = g->frames_lost;
-	a[4] = g->reason;
-	r = dp_words__record(c->out, DP_CODE_AGENT_GAP, a, 5);
+	r = dp_emit__agent_gap(c->out, c->ga->domain, g->start_ns,
+			       g->end_ns < g->start_ns ? g->start_ns : g->end_ns, g->frames_lost,
+			       g->reason);
 	if (r < 0)
 		c->err = r;
 }

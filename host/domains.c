@@ -21,6 +21,7 @@
 
 #include "domprof/hostsync.h"
 #include "domprof/passive.h"
+#include "domprof/records.h"
 #include "domprof/vmm.h"
 #include "domprof/words.h"
 #include "host/agents.h"
@@ -170,22 +171,19 @@ static void uuid_words(const struct vmm_domain *d, uint64_t *hi, uint64_t *lo)
 
 static int emit_def(struct rdomains *rd, const struct vmm_domain *d, bool passive)
 {
-	uint64_t a[4];
+	uint64_t hi, lo, flags;
 
-	a[0] = d->id;
-	uuid_words(d, &a[1], &a[2]);
-	a[3] = (d->tainted ? DP_DOMAIN_TAINTED : 0) | (passive ? DP_DOMAIN_PASSIVE : 0) |
-	       (uint64_t)d->source << DP_DOMAIN_SOURCE_SHIFT |
-	       (uint64_t)d->accel << DP_DOMAIN_ACCEL_SHIFT;
-	return dp_words__record_str(rd->out, DP_CODE_DOMAIN_DEF, a, 4, d->name,
-				    strnlen(d->name, sizeof(d->name)));
+	uuid_words(d, &hi, &lo);
+	flags = (d->tainted ? DP_DOMAIN_TAINTED : 0) | (passive ? DP_DOMAIN_PASSIVE : 0) |
+		(uint64_t)d->source << DP_DOMAIN_SOURCE_SHIFT |
+		(uint64_t)d->accel << DP_DOMAIN_ACCEL_SHIFT;
+	return dp_emit__domain_def(rd->out, d->id, hi, lo, flags, d->name,
+				   strnlen(d->name, sizeof(d->name)));
 }
 
 static int emit_life(struct rdomains *rd, uint32_t id, enum dp_domain_life what, uint64_t ns)
 {
-	uint64_t a[3] = {id, what, ns};
-
-	return dp_words__record(rd->out, DP_CODE_DOMAIN_LIFE, a, 3);
+	return dp_emit__domain_life(rd->out, id, what, ns);
 }
 
 static int track(struct rdomains *rd, const struct vmm_domain *d, const struct vmm_thread *t)
@@ -248,15 +246,13 @@ static int sample_waits(struct rdomains *rd, bool all)
 		bool gone = schedstat_read(rd->procfs, v->pid, v->tid, &run, &wait) < 0;
 
 		if (!gone && ret >= 0 && (run != v->run_ns || wait != v->wait_ns || all)) {
-			uint64_t a[6] = {v->domain,
-					 (uint64_t)(int64_t)v->vcpu,
-					 (uint64_t)v->tid,
-					 now,
-					 wait >= v->wait_ns ? wait - v->wait_ns : 0,
-					 run >= v->run_ns ? run - v->run_ns : 0};
+			uint64_t dwait = wait >= v->wait_ns ? wait - v->wait_ns : 0;
+			uint64_t drun = run >= v->run_ns ? run - v->run_ns : 0;
 
-			if (a[4] || a[5])
-				ret = dp_words__record(rd->out, DP_CODE_VCPU_WAIT, a, 6);
+			if (dwait || drun)
+				ret = dp_emit__vcpu_wait(rd->out, v->domain,
+							 (uint64_t)(int64_t)v->vcpu,
+							 (uint64_t)v->tid, now, dwait, drun);
 			v->run_ns = run;
 			v->wait_ns = wait;
 		}
@@ -273,11 +269,9 @@ static int on_threads(struct rdomains *rd, const struct vmm_domain *d)
 
 	for (unsigned i = 0; ret >= 0 && i < d->nthreads; i++) {
 		const struct vmm_thread *t = &d->threads[i];
-		uint64_t a[5] = {d->id, (uint64_t)d->pid, (uint64_t)t->tid, t->role,
-				 (uint64_t)(int64_t)t->vcpu};
-
-		ret = dp_words__record_str(rd->out, DP_CODE_DOMAIN_THREAD, a, 5, t->comm,
-					   strnlen(t->comm, sizeof(t->comm)));
+		ret = dp_emit__domain_thread(rd->out, d->id, (uint64_t)d->pid, (uint64_t)t->tid,
+					     t->role, (uint64_t)(int64_t)t->vcpu, t->comm,
+					     strnlen(t->comm, sizeof(t->comm)));
 		/* A KVM guest-mode sample's vCPU is its thread's (doc/assisted.md). */
 		if (ret >= 0 && t->tid > 0)
 			ret = hostsync__set_vcpu(rd->hs, (uint32_t)t->tid,

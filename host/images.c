@@ -14,6 +14,7 @@
 #include <libelf.h>
 
 #include "domprof/hash.h"
+#include "domprof/records.h"
 #include "host/internal.h"
 
 void images__init(struct hs_images *t)
@@ -250,20 +251,15 @@ static void image_resolve_file(const struct hs_images *t, struct hs_image *img)
 
 int images__define(const struct hs_images *t, struct hs_image *img, struct dp_words *out)
 {
-	uint64_t args[9];
+	uint64_t bid[3];
 
 	if (img->defined)
 		return 0;
 	if (!img->bid_done && img->kind == DP_IMAGE_FILE)
 		image_resolve_file(t, img);
-	args[0] = t->id_base + img->id;
-	args[1] = img->kind;
-	args[2] = img->mtime;
-	args[3] = img->bid_len;
-	dp_build_id__pack(img->bid, img->bid_len, &args[4]);
-	args[7] = img->start;
-	args[8] = img->end;
+	dp_build_id__pack(img->bid, img->bid_len, bid);
 	img->defined = true;
-	return dp_words__record_str(out, DP_CODE_IMAGE_DEF, args, 9, img->name,
-				    img->name_len > DP_MAX_STR ? DP_MAX_STR : img->name_len);
+	return dp_emit__image_def(out, t->id_base + img->id, img->kind, img->mtime, img->bid_len,
+				  bid, img->start, img->end, img->name,
+				  img->name_len > DP_MAX_STR ? DP_MAX_STR : img->name_len);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domprof/records.h"
 #include "host/internal.h"
 
 #define KSYM_NAME_MAX 512
@@ -161,7 +162,6 @@ static int parse_modules(FILE *f, struct hs_kernel *k, struct hs_images *images,
 		unsigned long long size, base;
 		char *p, *save = NULL, *tok;
 		struct hs_image *img;
-		uint64_t args[2];
 		int field = 0;
 
 		if (!r)
@@ -201,9 +201,7 @@ static int parse_modules(FILE *f, struct hs_kernel *k, struct hs_images *images,
 		k->mods[k->nmods].end = base + size;
 		k->mods[k->nmods].img = img;
 		k->nmods++;
-		args[0] = base;
-		args[1] = size;
-		r = dp_words__record_str(out, DP_CODE_KMOD, args, 2, label, strlen(label));
+		r = dp_emit__kmod(out, base, size, label, strlen(label));
 		if (r < 0)
 			return r;
 	}
@@ -281,14 +279,10 @@ int kernel__load_files(struct hs_kernel *k, struct hs_images *images, FILE *kall
 			r = -ENOMEM;
 	}
 	for (size_t i = 0; i < n && r >= 0; i++) {
-		uint64_t args[3];
-
 		if (!v[i].addr)
 			continue;
-		args[0] = v[i].addr;
-		args[1] = ksym_end(v, n, i, k) - v[i].addr;
-		args[2] = (uint8_t)v[i].type;
-		r = dp_words__record_str(out, DP_CODE_KSYM, args, 3, v[i].name, v[i].name_len);
+		r = dp_emit__ksym(out, v[i].addr, ksym_end(v, n, i, k) - v[i].addr,
+				  (uint8_t)v[i].type, v[i].name, v[i].name_len);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(v[i].name);

@@ -15,6 +15,7 @@
 #include "domprof/collector.h"
 #include "domprof/daemon.h"
 #include "domprof/hostsync.h"
+#include "domprof/records.h"
 #include "domprof/session.h"
 #include "domprof/stream.h"
 #include "domprof/tcgring.h"
@@ -102,41 +103,25 @@ static int push(struct record *r, char *errbuf, size_t errlen)
 static int emit_header(struct record *r)
 {
 	const struct collector *c = r->col;
-	uint64_t args[7];
 	int ret;
 
-	args[0] = SESSION_VERSION;
-	args[1] = r->start_ns;
-	args[2] = collector__ncpus(c);
-	args[3] = (collector__timer_mode(c) ? DP_SESSION_TIMER_MODE : 0) |
-		  (uint64_t)r->opts.separate << DP_SESSION_SEPARATE_SHIFT;
-	ret = dp_words__record(&r->out, DP_CODE_SESSION, args, 4);
+	ret = dp_emit__session(&r->out, SESSION_VERSION, r->start_ns, collector__ncpus(c),
+			       (collector__timer_mode(c) ? DP_SESSION_TIMER_MODE : 0) |
+				       (uint64_t)r->opts.separate << DP_SESSION_SEPARATE_SHIFT);
 	for (unsigned i = 0; ret >= 0 && i < collector__nevents(c); i++) {
 		const struct collector_event *e = collector__event(c, i);
 
-		args[0] = i;
-		args[1] = e->spec.type;
-		args[2] = e->spec.config;
-		args[3] = e->spec.period;
-		args[4] = e->spec.freq;
-		args[5] = e->spec.um;
-		args[6] = e->flags;
-		ret = dp_words__record_str(&r->out, DP_CODE_EVENT_DEF, args, 7, e->spec.name,
-					   strnlen(e->spec.name, sizeof(e->spec.name)));
+		ret = dp_emit__event_def(&r->out, i, e->spec.type, e->spec.config, e->spec.period,
+					 e->spec.freq, e->spec.um, e->flags, e->spec.name,
+					 strnlen(e->spec.name, sizeof(e->spec.name)));
 	}
 	if (ret >= 0 && !r->opts.no_domains) {
 		/* The TCG plugins' samples: one every TCG_PLUGIN_PERIOD guest instructions. */
 		static const char name[] = "tcg-instructions";
 
-		args[0] = collector__nevents(c);
-		args[1] = DP_EVENT_TYPE_TCG;
-		args[2] = 0;
-		args[3] = TCG_PLUGIN_PERIOD;
-		args[4] = 0;
-		args[5] = 0;
-		args[6] = DP_EVENT_KERNEL | DP_EVENT_USER;
-		ret = dp_words__record_str(&r->out, DP_CODE_EVENT_DEF, args, 7, name,
-					   sizeof(name) - 1);
+		ret = dp_emit__event_def(&r->out, collector__nevents(c), DP_EVENT_TYPE_TCG, 0,
+					 TCG_PLUGIN_PERIOD, 0, 0, DP_EVENT_KERNEL | DP_EVENT_USER,
+					 name, sizeof(name) - 1);
 	}
 	return ret;
 }
@@ -362,7 +347,6 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 
 static int finish(struct record *r, char *errbuf, size_t errlen)
 {
-	uint64_t args[3];
 	int ret;
 
 	collector__stop(r->col);
@@ -380,14 +364,14 @@ static int finish(struct record *r, char *errbuf, size_t errlen)
 	if (ret < 0)
 		return ret;
 	for (unsigned i = 0; i < collector__nevents(r->col); i++) {
-		args[0] = i;
-		collector__scale(r->col, i, &args[1], &args[2]);
-		ret = dp_words__record(&r->out, DP_CODE_EVENT_SCALE, args, 3);
+		uint64_t enabled, running;
+
+		collector__scale(r->col, i, &enabled, &running);
+		ret = dp_emit__event_scale(&r->out, i, enabled, running);
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "out of memory");
 	}
-	args[0] = collector__now();
-	ret = dp_words__record(&r->out, DP_CODE_END, args, 1);
+	ret = dp_emit__end(&r->out, collector__now());
 	if (ret < 0)
 		return fail(errbuf, errlen, ret, "out of memory");
 	ret = push(r, errbuf, errlen);

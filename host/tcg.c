@@ -18,6 +18,7 @@
 #include "domprof/collector.h"
 #include "domprof/hostsync.h"
 #include "domprof/le.h"
+#include "domprof/records.h"
 #include "domprof/tcgring.h"
 #include "domprof/words.h"
 #include "host/tcg.h"
@@ -91,7 +92,7 @@ int rtcg__new(const char *path, struct hostsync *hs, uint32_t event, struct rtcg
 
 int rtcg__poll(struct rtcg *t, uint64_t now, struct dp_words *out)
 {
-	uint64_t a[2];
+	uint64_t drops;
 	int r;
 
 	r = tcgserver__poll(t->srv, now, &ops, t);
@@ -101,10 +102,9 @@ int rtcg__poll(struct rtcg *t, uint64_t now, struct dp_words *out)
 		return t->err;
 	if (t->drops) {
 		/* Lost by a plugin whose ring was full or whose daemon was away. */
-		a[0] = DP_DROP_TCG_PLUGIN;
-		a[1] = t->drops;
+		drops = t->drops;
 		t->drops = 0;
-		return dp_words__record(out, DP_CODE_DROPPED, a, 2);
+		return dp_emit__dropped(out, DP_DROP_TCG_PLUGIN, drops);
 	}
 	return 0;
 }

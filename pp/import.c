@@ -28,6 +28,7 @@
 #include "domprof/hostsync.h"
 #include "domprof/import.h"
 #include "domprof/le.h"
+#include "domprof/records.h"
 
 #define PERF_MAGIC2	   0x32454c4946524550ull /* "PERFILE2" read little-endian */
 #define PERF_MAGIC2_SWAP   0x50455246494c4532ull /* the same written big-endian */
@@ -521,18 +522,14 @@ static int import_cb(struct pd *pd, const uint8_t *r, uint32_t type, uint32_t si
 
 static int emit_prologue(struct pd *pd, struct dp_words *out)
 {
-	uint64_t args[7];
 	int ret;
 	bool timer = true;
 
 	for (size_t i = 0; i < pd->nattrs; i++)
 		if (pd->attrs[i].sampling && pd->attrs[i].type != PERF_TYPE_SOFTWARE)
 			timer = false;
-	args[0] = DP_WORDS_VERSION;
-	args[1] = pd->first_time;
-	args[2] = pd->ncpus ? pd->ncpus : 1;
-	args[3] = timer ? DP_SESSION_TIMER_MODE : 0;
-	ret = dp_words__record(out, DP_CODE_SESSION, args, 4);
+	ret = dp_emit__session(out, DP_WORDS_VERSION, pd->first_time, pd->ncpus ? pd->ncpus : 1,
+			       timer ? DP_SESSION_TIMER_MODE : 0);
 	for (size_t i = 0; i < pd->nattrs && !ret; i++) {
 		struct pd_attr *pa = &pd->attrs[i];
 		uint32_t flags = 0;
@@ -555,15 +552,10 @@ static int emit_prologue(struct pd *pd, struct dp_words *out)
 			if ((pa->flags & ATTR_EXCLUDE_HOST) && !(pa->flags & ATTR_EXCLUDE_GUEST))
 				flags |= DP_EVENT_GUEST_ONLY;
 		}
-		args[0] = pa->idx;
-		args[1] = pa->type;
-		args[2] = pa->config;
-		args[3] = pa->flags & ATTR_FREQ ? 0 : pa->period_freq;
-		args[4] = pa->flags & ATTR_FREQ ? pa->period_freq : 0;
-		args[5] = 0;
-		args[6] = flags;
-		ret = dp_words__record_str(out, DP_CODE_EVENT_DEF, args, 7, pa->name,
-					   strlen(pa->name));
+		ret = dp_emit__event_def(out, pa->idx, pa->type, pa->config,
+					 pa->flags & ATTR_FREQ ? 0 : pa->period_freq,
+					 pa->flags & ATTR_FREQ ? pa->period_freq : 0, 0, flags,
+					 pa->name, strlen(pa->name));
 	}
 	return ret;
 }
@@ -646,11 +638,8 @@ int import__perf_data(const void *buf, size_t len, const struct import_opts *opt
 	ret2 = hostsync__flush(run.hs, UINT64_MAX, &run.out);
 	if (!ret && ret2)
 		ret = pd_err(&pd, ret2, "sync stage: %s", strerror(-ret2));
-	if (!ret) {
-		uint64_t end = pd.last_time;
-
-		ret = dp_words__record(&run.out, DP_CODE_END, &end, 1);
-	}
+	if (!ret)
+		ret = dp_emit__end(&run.out, pd.last_time);
 	ret2 = give(&run);
 	if (!ret && ret2)
 		ret = pd_err(&pd, ret2 < 0 ? ret2 : -EIO, "writing the session failed");
