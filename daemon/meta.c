@@ -218,17 +218,6 @@ static int write_stats(struct daemon *d)
 	return sb_write(&b, d->dirfd, "meta/stats");
 }
 
-static const char *kind_name(enum dp_image_kind kind)
-{
-	static const char *const names[DP_IMAGE_KIND_MAX] = {
-		[DP_IMAGE_FILE] = "file",	[DP_IMAGE_KERNEL] = "kernel",
-		[DP_IMAGE_MODULE] = "module",	[DP_IMAGE_ANON] = "anon",
-		[DP_IMAGE_UNKNOWN] = "unknown", [DP_IMAGE_GUEST_CLASS] = "guest-class",
-	};
-
-	return (unsigned)kind < DP_IMAGE_KIND_MAX && names[kind] ? names[kind] : "unknown";
-}
-
 static int write_images(struct daemon *d)
 {
 	struct sb b = {0};
@@ -240,7 +229,7 @@ static int write_images(struct daemon *d)
 
 		sb_field(&b, dom, strlen(dom));
 		sb_printf(&b, "\t%s\t%s\t", dp_mode__name((enum dp_mode)s->mode),
-			  kind_name(im->kind));
+			  dp_image_kind__name(im->kind));
 		sb_field(&b, s->relpath, strlen(s->relpath));
 		sb_printf(&b, "\t");
 		if (!im->bid_len)
@@ -422,49 +411,6 @@ static int write_tasks(struct daemon *d)
 	return err;
 }
 
-static const char *source_name(uint64_t flags)
-{
-	switch ((flags >> DP_DOMAIN_SOURCE_SHIFT) & 0xf) {
-	case DP_DOMAIN_SRC_LIBVIRT:
-		return "libvirt";
-	case DP_DOMAIN_SRC_PROC:
-		return "proc";
-	case DP_DOMAIN_SRC_VMM_PID:
-		return "vmm-pid";
-	default:
-		return "unknown";
-	}
-}
-
-static const char *accel_name(uint64_t flags)
-{
-	switch ((flags >> DP_DOMAIN_ACCEL_SHIFT) & 0xf) {
-	case DP_DOMAIN_ACCEL_KVM:
-		return "kvm";
-	case DP_DOMAIN_ACCEL_TCG:
-		return "tcg";
-	default:
-		return "unknown";
-	}
-}
-
-static const char *life_name(uint32_t what)
-{
-	static const char *const names[] = {
-		[DP_LIFE_STARTED] = "started",
-		[DP_LIFE_STOPPED] = "stopped",
-		[DP_LIFE_REBOOTED] = "rebooted",
-		[DP_LIFE_VANISHED] = "vanished",
-	};
-
-	return what < sizeof(names) / sizeof(names[0]) && names[what] ? names[what] : "unknown";
-}
-
-static const char *role_name(uint32_t role)
-{
-	return role == DP_THREAD_VCPU ? "vcpu" : role == DP_THREAD_IO ? "io" : "other";
-}
-
 /*
  * meta/domain: key=value lines. Several domain ids can share the directory
  * (the same name and UUID defined again): any of them tainted taints it, any
@@ -494,8 +440,10 @@ static void format_domain(const struct daemon *d, uint32_t idx, struct sb *b)
 			  dom->uuid_lo >> 48, dom->uuid_lo & UINT64_C(0xffffffffffff));
 	else
 		sb_printf(b, "\nuuid=-\n");
-	sb_printf(b, "source=%s\naccel=%s\ntainted=%d\npid=%" PRIu32 "\n", source_name(flags),
-		  accel_name(flags), tainted ? 1 : 0, m->pid);
+	sb_printf(b, "source=%s\naccel=%s\ntainted=%d\npid=%" PRIu32 "\n",
+		  dp_domain_source__name((flags >> DP_DOMAIN_SOURCE_SHIFT) & 0xf),
+		  dp_domain_accel__name((flags >> DP_DOMAIN_ACCEL_SHIFT) & 0xf), tainted ? 1 : 0,
+		  m->pid);
 	if (passive)
 		sb_printf(b, "passive=1\n");
 	if (m->started)
@@ -503,7 +451,8 @@ static void format_domain(const struct daemon *d, uint32_t idx, struct sb *b)
 	if (m->stopped)
 		sb_printf(b, "stopped_ns=%" PRIu64 "\n", m->stopped_ns);
 	for (size_t i = 0; i < m->nlife; i++)
-		sb_printf(b, "life=%" PRIu64 " %s\n", m->life[i].ns, life_name(m->life[i].what));
+		sb_printf(b, "life=%" PRIu64 " %s\n", m->life[i].ns,
+			  dp_domain_life__name(m->life[i].what));
 	if (m->life_dropped)
 		sb_printf(b, "life_dropped=%" PRIu64 "\n", m->life_dropped);
 }
@@ -590,7 +539,7 @@ static int write_domains(struct daemon *d)
 				const struct dthread *t = &m->threads[k];
 
 				sb_printf(&b, "%" PRIu32 "\t%" PRIu32 "\t%s\t%" PRId32 "\t", t->pid,
-					  t->tid, role_name(t->role), t->vcpu);
+					  t->tid, dp_thread_role__name(t->role), t->vcpu);
 				sb_field(&b, t->comm, t->len);
 				sb_printf(&b, "\n");
 			}

@@ -432,20 +432,6 @@ struct meta_images {
 	struct strmap index; /* "domain\tclass\trelpath" */
 };
 
-static enum dp_image_kind kind__parse(const char *s)
-{
-	static const char *const names[] = {
-		[DP_IMAGE_FILE] = "file",	[DP_IMAGE_KERNEL] = "kernel",
-		[DP_IMAGE_MODULE] = "module",	[DP_IMAGE_ANON] = "anon",
-		[DP_IMAGE_UNKNOWN] = "unknown", [DP_IMAGE_GUEST_CLASS] = "guest-class",
-	};
-
-	for (int k = DP_IMAGE_FILE; k < DP_IMAGE_KIND_MAX; k++)
-		if (!strcmp(s, names[k]))
-			return (enum dp_image_kind)k;
-	return 0;
-}
-
 static char *image_key(const char *domain, bool guest, const char *relpath)
 {
 	char *k;
@@ -470,7 +456,7 @@ static int images_line(struct pp_session *s, char *line, void *arg)
 	for (int i = 0; i < 9; i++)
 		if (meta__unescape(f[i]) < 0)
 			return 0;
-	m.kind = kind__parse(f[2]);
+	m.kind = dp_image_kind__parse(f[2]);
 	if (!m.kind || !*f[0] || !*f[1] || !*f[3] || parse_u64(f[5], 10, &m.mtime) ||
 	    parse_u64(f[6], 16, &m.start) || parse_u64(f[7], 16, &end))
 		return 0;
