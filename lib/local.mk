@@ -10,14 +10,16 @@ lib_libdpcore_a_SOURCES = \
 	lib/stream.c \
 	lib/agentproto.c
 lib_libdpcore_a_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
-EXTRA_DIST += include/domprof/records.def
+EXTRA_DIST += include/domprof/records.def doc/event-buffer.md
 CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
-	tests/unit/test-metafile tests/unit/test-stream tests/unit/test-agentproto
+	tests/unit/test-metafile tests/unit/test-stream tests/unit/test-agentproto \
+	tests/unit/test-event-doc
 TESTS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
-	tests/unit/test-metafile tests/unit/test-stream tests/unit/test-agentproto
+	tests/unit/test-metafile tests/unit/test-stream tests/unit/test-agentproto \
+	tests/unit/test-event-doc
 tests_unit_test_words_SOURCES = tests/unit/test-words.c
 tests_unit_test_words_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_words_LDADD = lib/libdpcore.a $(UNIT_LIBS)
@@ -36,4 +38,8 @@ tests_unit_test_stream_LDADD = lib/libdpcore.a $(ZSTD_LIBS) $(UNIT_LIBS)
 tests_unit_test_agentproto_SOURCES = tests/unit/test-agentproto.c
 tests_unit_test_agentproto_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_agentproto_LDADD = lib/libdpcore.a $(UNIT_LIBS)
+# doc/event-buffer.md against include/domprof/records.def.
+tests_unit_test_event_doc_SOURCES = tests/unit/test-event-doc.c
+tests_unit_test_event_doc_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_event_doc_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 endif
