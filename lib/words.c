@@ -186,103 +186,64 @@ static const char *const code_names[DP_CODE_MAX] = {
 #undef DP_RECORD
 };
 
-/* The names the session's metadata and reports use for the values of the format's enums. */
-static const char *name_of(const char *const *names, size_t n, unsigned v)
-{
-	return v < n && names[v] ? names[v] : "unknown";
-}
-
-#define NAME_OF(names, v) name_of(names, sizeof(names) / sizeof(names[0]), (unsigned)(v))
-
 const char *dp_code__name(uint32_t code)
 {
 	return code < DP_CODE_MAX && code_names[code] ? code_names[code] : "UNKNOWN";
 }
 
-const char *dp_mode__name(enum dp_mode mode)
-{
-	static const char *const names[DP_MODE_MAX] = {
-		[DP_MODE_HOST_KERNEL] = "host-kernel",
-		[DP_MODE_HOST_USER] = "host-user",
-		[DP_MODE_GUEST_KERNEL] = "guest-kernel",
-		[DP_MODE_GUEST_USER] = "guest-user",
-		[DP_MODE_GUEST] = "guest",
-	};
+/* The names the session's metadata and reports use for the values of the format's enums. */
+static const char *const mode_names[DP_MODE_MAX] = {
+	[DP_MODE_HOST_KERNEL] = "host-kernel",
+	[DP_MODE_HOST_USER] = "host-user",
+	[DP_MODE_GUEST_KERNEL] = "guest-kernel",
+	[DP_MODE_GUEST_USER] = "guest-user",
+	[DP_MODE_GUEST] = "guest",
+};
+static const char *const image_kind_names[DP_IMAGE_KIND_MAX] = {
+	[DP_IMAGE_FILE] = "file",	[DP_IMAGE_KERNEL] = "kernel",
+	[DP_IMAGE_MODULE] = "module",	[DP_IMAGE_ANON] = "anon",
+	[DP_IMAGE_UNKNOWN] = "unknown", [DP_IMAGE_GUEST_CLASS] = "guest-class",
+};
+static const char *const drop_reason_names[DP_DROP_MAX] = {
+	[DP_DROP_NO_TASK] = "no-task",		 [DP_DROP_BAD_RECORD] = "bad-record",
+	[DP_DROP_AGENT_FRAMES] = "agent-frames", [DP_DROP_AGENT_RECORDS] = "agent-records",
+	[DP_DROP_TCG_PLUGIN] = "tcg-plugin",
+};
+static const char *const domain_source_names[] = {[DP_DOMAIN_SRC_LIBVIRT] = "libvirt",
+						  [DP_DOMAIN_SRC_PROC] = "proc",
+						  [DP_DOMAIN_SRC_VMM_PID] = "vmm-pid"};
+static const char *const domain_accel_names[] = {[DP_DOMAIN_ACCEL_UNKNOWN] = "unknown",
+						 [DP_DOMAIN_ACCEL_KVM] = "kvm",
+						 [DP_DOMAIN_ACCEL_TCG] = "tcg"};
+static const char *const thread_role_names[] = {
+	[DP_THREAD_OTHER] = "other", [DP_THREAD_VCPU] = "vcpu", [DP_THREAD_IO] = "io"};
+static const char *const domain_life_names[] = {[DP_LIFE_STARTED] = "started",
+						[DP_LIFE_STOPPED] = "stopped",
+						[DP_LIFE_REBOOTED] = "rebooted",
+						[DP_LIFE_VANISHED] = "vanished"};
 
-	return NAME_OF(names, mode);
+static const char *name_of(const char *const *names, size_t n, unsigned v)
+{
+	return v < n && names[v] ? names[v] : "unknown";
 }
 
-const char *dp_image_kind__name(enum dp_image_kind kind)
-{
-	static const char *const names[DP_IMAGE_KIND_MAX] = {
-		[DP_IMAGE_FILE] = "file",	[DP_IMAGE_KERNEL] = "kernel",
-		[DP_IMAGE_MODULE] = "module",	[DP_IMAGE_ANON] = "anon",
-		[DP_IMAGE_UNKNOWN] = "unknown", [DP_IMAGE_GUEST_CLASS] = "guest-class",
-	};
-
-	return NAME_OF(names, kind);
-}
+#define NAME_FN(fn, type, names)                                                                   \
+	const char *fn(type v)                                                                     \
+	{                                                                                          \
+		return name_of(names, sizeof(names) / sizeof(names[0]), (unsigned)v);              \
+	}
+NAME_FN(dp_mode__name, enum dp_mode, mode_names)
+NAME_FN(dp_image_kind__name, enum dp_image_kind, image_kind_names)
+NAME_FN(dp_drop_reason__name, enum dp_drop_reason, drop_reason_names)
+NAME_FN(dp_domain_source__name, enum dp_domain_source, domain_source_names)
+NAME_FN(dp_domain_accel__name, enum dp_domain_accel, domain_accel_names)
+NAME_FN(dp_thread_role__name, enum dp_thread_role, thread_role_names)
+NAME_FN(dp_domain_life__name, enum dp_domain_life, domain_life_names)
 
 enum dp_image_kind dp_image_kind__parse(const char *s)
 {
 	for (int k = DP_IMAGE_FILE; k < DP_IMAGE_KIND_MAX; k++)
-		if (!strcmp(s, dp_image_kind__name((enum dp_image_kind)k)))
+		if (!strcmp(s, image_kind_names[k]))
 			return (enum dp_image_kind)k;
 	return 0;
-}
-
-const char *dp_drop_reason__name(enum dp_drop_reason reason)
-{
-	static const char *const names[DP_DROP_MAX] = {
-		[DP_DROP_NO_TASK] = "no-task",		 [DP_DROP_BAD_RECORD] = "bad-record",
-		[DP_DROP_AGENT_FRAMES] = "agent-frames", [DP_DROP_AGENT_RECORDS] = "agent-records",
-		[DP_DROP_TCG_PLUGIN] = "tcg-plugin",
-	};
-
-	return NAME_OF(names, reason);
-}
-
-const char *dp_domain_source__name(enum dp_domain_source source)
-{
-	static const char *const names[] = {
-		[DP_DOMAIN_SRC_LIBVIRT] = "libvirt",
-		[DP_DOMAIN_SRC_PROC] = "proc",
-		[DP_DOMAIN_SRC_VMM_PID] = "vmm-pid",
-	};
-
-	return NAME_OF(names, source);
-}
-
-const char *dp_domain_accel__name(enum dp_domain_accel accel)
-{
-	static const char *const names[] = {
-		[DP_DOMAIN_ACCEL_UNKNOWN] = "unknown",
-		[DP_DOMAIN_ACCEL_KVM] = "kvm",
-		[DP_DOMAIN_ACCEL_TCG] = "tcg",
-	};
-
-	return NAME_OF(names, accel);
-}
-
-const char *dp_thread_role__name(enum dp_thread_role role)
-{
-	static const char *const names[] = {
-		[DP_THREAD_OTHER] = "other",
-		[DP_THREAD_VCPU] = "vcpu",
-		[DP_THREAD_IO] = "io",
-	};
-
-	return NAME_OF(names, role);
-}
-
-const char *dp_domain_life__name(enum dp_domain_life what)
-{
-	static const char *const names[] = {
-		[DP_LIFE_STARTED] = "started",
-		[DP_LIFE_STOPPED] = "stopped",
-		[DP_LIFE_REBOOTED] = "rebooted",
-		[DP_LIFE_VANISHED] = "vanished",
-	};
-
-	return NAME_OF(names, what);
 }
