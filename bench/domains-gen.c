@@ -28,18 +28,16 @@
  */
 #include "config.h"
 
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "domprof/records.h"
 #include "domprof/stream.h"
 #include "domprof/words.h"
+#include "gen.h"
 
 #define KBASE	  0xffffffff81000000ull
 #define KSIZE	  (16ull << 20)
@@ -54,22 +52,12 @@
 enum { IMG_KERNEL = 1, IMG_QEMU, IMG_GK, IMG_GU, IMG_HOSTBIN };
 #define IMG_ANON(d, k) (16 + (uint64_t)(d)*4 + (k)) /* host-files: per process */
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 /* A skewed offset below size: hot code concentrates (the square of a uniform draw). */
 static uint64_t skewed(uint64_t size)
 {
-	uint64_t u = next_rand() % 4096;
+	uint64_t u = gen__rand() % 4096;
 
-	return (u * u / 4096) * (size / 4096) + (next_rand() % 16) * 4;
+	return (u * u / 4096) * (size / 4096) + (gen__rand() % 16) * 4;
 }
 
 static void image_def(struct dp_words *b, uint64_t id, uint64_t kind, uint64_t start, uint64_t end,
@@ -94,7 +82,6 @@ int main(int argc, char **argv)
 				"[NDOMAINS [NVCPUS [NCPUS]]]\n");
 		return 2;
 	}
-	char *outdup = strdup(argv[1]), *outdup2 = strdup(argv[1]);
 	uint64_t nsamples = strtoull(argv[2], NULL, 0);
 	bool doms = !strcmp(argv[3], "domains");
 	bool files = !strcmp(argv[3], "host-files");
@@ -106,21 +93,13 @@ int main(int argc, char **argv)
 	struct stream_writer *w;
 	struct dp_words b;
 	char name[64];
-	int dirfd, r;
+	int r = 0;
 
-	if (!outdup || !outdup2 || !ndom || ndom > 1000 || !nvcpu || nvcpu > 15 || !ncpus ||
-	    ncpus > 4096)
+	if (!ndom || ndom > 1000 || !nvcpu || nvcpu > 15 || !ncpus || ncpus > 4096)
 		return 2;
-	dirfd = open(dirname(outdup), O_DIRECTORY | O_RDONLY);
-	if (dirfd < 0) {
-		perror("domains-gen: output directory");
+	w = gen__open("domains-gen", argv[1]);
+	if (!w)
 		return 1;
-	}
-	r = stream_writer__open(dirfd, basename(outdup2), &w);
-	if (r < 0) {
-		fprintf(stderr, "domains-gen: %s: %s\n", argv[1], strerror(-r));
-		return 1;
-	}
 	dp_words__init(&b);
 
 	dp_emit__session(&b, DP_WORDS_VERSION, t, ncpus, DP_SESSION_TIMER_MODE);
@@ -174,10 +153,10 @@ int main(int argc, char **argv)
 	next_wait = t + 250000000ull;
 	for (uint64_t run = 0; done < nsamples; run++) {
 		unsigned cpu = (unsigned)(run % ncpus);
-		bool vm = next_rand() % 10 < 8;
-		unsigned d = (unsigned)(next_rand() % ndom);
-		unsigned v = (unsigned)(next_rand() % nvcpu);
-		unsigned h = (unsigned)(next_rand() % NHOST);
+		bool vm = gen__rand() % 10 < 8;
+		unsigned d = (unsigned)(gen__rand() % ndom);
+		unsigned v = (unsigned)(gen__rand() % nvcpu);
+		unsigned h = (unsigned)(gen__rand() % NHOST);
 		uint64_t dom = vm ? d + 1 : 0;
 
 		if (cpu != cur_cpu) {
@@ -195,7 +174,7 @@ int main(int argc, char **argv)
 		else
 			dp_emit__task_switch(&b, 1000 + h, 1000 + h, IMG_HOSTBIN);
 		/* One image per run, as a real run mostly stays in one mode. */
-		uint64_t p = next_rand() % 100, img, mode, base, size;
+		uint64_t p = gen__rand() % 100, img, mode, base, size;
 
 		if (vm && p < 35) {
 			img = doms ? IMG_GK : IMG_QEMU;
@@ -233,36 +212,20 @@ int main(int argc, char **argv)
 				for (unsigned k = 0; k < nvcpu; k++) {
 					/* Drawn first: a call evaluates its arguments in no set
 					 * order. */
-					uint64_t wait = next_rand() % 50000000;
-					uint64_t run_ns = next_rand() % 250000000;
+					uint64_t wait = gen__rand() % 50000000;
+					uint64_t run_ns = gen__rand() % 250000000;
 
 					dp_emit__vcpu_wait(&b, dd + 1, k, pid_of(dd) + 1 + k, t,
 							   wait, run_ns);
 				}
 			next_wait += 250000000ull;
 		}
-		if (b.n > 65536) {
-			r = stream_writer__write(w, b.w, b.n);
-			dp_words__reset(&b);
-			if (r < 0)
-				goto out_err;
-		}
+		if (b.n > 65536 && (r = gen__flush(w, &b)) < 0)
+			break;
 	}
-	dp_emit__end(&b, t);
-	r = stream_writer__write(w, b.w, b.n);
-	if (r < 0)
-		goto out_err;
-	r = stream_writer__close(w);
-	w = NULL;
-	if (r < 0)
-		goto out_err;
-	dp_words__fini(&b);
+	if (gen__end(w, &b, r, t, "domains-gen", argv[1]) < 0)
+		return 1;
 	printf("%llu samples, %llu domain switches, %.1f s of recording\n",
 	       (unsigned long long)done, (unsigned long long)nrec_dom, (t - 1000000000ull) / 1e9);
 	return 0;
-out_err:
-	fprintf(stderr, "domains-gen: writing %s: %s\n", argv[1], strerror(-r));
-	stream_writer__close(w);
-	dp_words__fini(&b);
-	return 1;
 }

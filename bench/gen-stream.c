@@ -12,41 +12,20 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "domprof/records.h"
 #include "domprof/stream.h"
 #include "domprof/words.h"
+#include "gen.h"
 
 #define KBASE  0xffffffff81000000ull
 #define KSIZE  (16ull << 20)
 #define NKSYMS 1000
 #define RUN    8 /* samples between context switches */
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static int flush_words(struct stream_writer *w, struct dp_words *b)
-{
-	int r = stream_writer__write(w, b->w, b->n);
-
-	dp_words__reset(b);
-	return r;
-}
 
 int main(int argc, char **argv)
 {
@@ -55,7 +34,6 @@ int main(int argc, char **argv)
 			"usage: gen-stream OUT.zst SAMPLES BINARY A_OFF B_OFF C_OFF FN_SIZE\n");
 		return 2;
 	}
-	char *outdup = strdup(argv[1]), *outdup2 = strdup(argv[1]);
 	uint64_t nsamples = strtoull(argv[2], NULL, 0);
 	const char *binary = argv[3];
 	uint64_t fn[3] = {strtoull(argv[4], NULL, 0), strtoull(argv[5], NULL, 0),
@@ -65,20 +43,13 @@ int main(int argc, char **argv)
 	struct dp_words b;
 	struct stat st;
 	char name[64];
-	int dirfd, r;
+	int r = 0;
 
-	if (!outdup || !outdup2 || !fn_size)
+	if (!fn_size)
 		return 2;
-	dirfd = open(dirname(outdup), O_DIRECTORY | O_RDONLY);
-	if (dirfd < 0) {
-		perror("gen-stream: output directory");
+	w = gen__open("gen-stream", argv[1]);
+	if (!w)
 		return 1;
-	}
-	r = stream_writer__open(dirfd, basename(outdup2), &w);
-	if (r < 0) {
-		fprintf(stderr, "gen-stream: %s: %s\n", argv[1], strerror(-r));
-		return 1;
-	}
 	dp_words__init(&b);
 
 	static const uint64_t no_bid[3];
@@ -101,7 +72,7 @@ int main(int argc, char **argv)
 	uint64_t done = 0, run = 0;
 	while (done < nsamples) {
 		unsigned cpu = run & 1;
-		int kernel = next_rand() % 10 < 3;
+		int kernel = gen__rand() % 10 < 3;
 		dp_emit__cpu_switch(&b, cpu);
 		dp_emit__time(&b, t);
 		dp_emit__task_switch(&b, 1000 + cpu, 1000 + cpu, 1);
@@ -115,35 +86,23 @@ int main(int argc, char **argv)
 				 * pick among the symbols (the square of a uniform draw), then
 				 * one of the first 64 instructions of that symbol.
 				 */
-				uint64_t u = next_rand() % NKSYMS;
+				uint64_t u = gen__rand() % NKSYMS;
 				uint64_t sym = u * u / NKSYMS;
 
-				off = sym * (KSIZE / NKSYMS) + (next_rand() % 64) * 4;
+				off = sym * (KSIZE / NKSYMS) + (gen__rand() % 64) * 4;
 			} else {
-				uint64_t p = next_rand() % 10;
-				off = fn[p < 5 ? 0 : p < 8 ? 1 : 2] + next_rand() % fn_size;
+				uint64_t p = gen__rand() % 10;
+				off = fn[p < 5 ? 0 : p < 8 ? 1 : 2] + gen__rand() % fn_size;
 			}
 			dp_words__sample(&b, off, 0);
 		}
 		t += RUN * 125000; /* 8 samples at 4 kHz per CPU, two CPUs interleaved */
 		run++;
-		if (b.n > 65536 && (r = flush_words(w, &b)) < 0)
-			goto out_err;
+		if (b.n > 65536 && (r = gen__flush(w, &b)) < 0)
+			break;
 	}
-	dp_emit__end(&b, t);
-	r = flush_words(w, &b);
-	if (r < 0)
-		goto out_err;
-	r = stream_writer__close(w);
-	w = NULL;
-	if (r < 0)
-		goto out_err;
-	dp_words__fini(&b);
+	if (gen__end(w, &b, r, t, "gen-stream", argv[1]) < 0)
+		return 1;
 	printf("%llu samples\n", (unsigned long long)done);
 	return 0;
-out_err:
-	fprintf(stderr, "gen-stream: writing %s: %s\n", argv[1], strerror(-r));
-	stream_writer__close(w);
-	dp_words__fini(&b);
-	return 1;
 }

@@ -1,7 +1,7 @@
 # bench/: `make bench` (never part of `make check`): ratios measured side by
 # side in one run, printed as a table by bench/run.sh.
 EXTRA_PROGRAMS = bench/gen-stream
-bench_gen_stream_SOURCES = bench/gen-stream.c
+bench_gen_stream_SOURCES = bench/gen-stream.c bench/gen.h
 bench_gen_stream_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 bench_gen_stream_LDADD = lib/libdpcore.a $(ZSTD_LIBS)
 CLEANFILES += bench/gen-stream

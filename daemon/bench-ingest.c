@@ -27,25 +27,16 @@
 #include "domprof/session.h"
 #include "domprof/records.h"
 #include "domprof/words.h"
+#include "../bench/gen.h"
 
 #define NIMAGES 300
 #define NTASKS	64
 #define NCPUS	2
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
 /* Skewed pick in [0, n): small values much more likely, as hot code is. */
 static uint64_t skewed(uint64_t n)
 {
-	uint64_t a = rnd() % n, b = rnd() % n;
+	uint64_t a = gen__rand() % n, b = gen__rand() % n;
 
 	return a < b ? a : b;
 }
@@ -60,10 +51,10 @@ static uint64_t noffsets = 512;
 
 static uint64_t offset_index(uint64_t n)
 {
-	double u = (double)(rnd() >> 11) / 9007199254740992.0;
+	double u = (double)(gen__rand() >> 11) / 9007199254740992.0;
 
 	if (flat)
-		return rnd() % n;
+		return gen__rand() % n;
 	return (uint64_t)((double)n * u * u * u);
 }
 
@@ -100,12 +91,13 @@ static int build(struct dp_words *b, uint64_t nsamples, unsigned mean_run)
 		r |= dp_emit__image_def(b, i, kind, 0, 0, no_bid, 0, 0, name, (size_t)len);
 	}
 	while (done < nsamples && r == 0) {
-		unsigned run = 1 + (unsigned)(rnd() % (2 * mean_run));
+		unsigned run = 1 + (unsigned)(gen__rand() % (2 * mean_run));
 		uint64_t task = skewed(NTASKS);
 		/* half the runs in the kernel, the rest in the task's images */
-		uint64_t image = rnd() & 1 ? 1 + skewed(20) : 21 + (task * 7 + skewed(40)) % 280;
+		uint64_t image =
+			gen__rand() & 1 ? 1 + skewed(20) : 21 + (task * 7 + skewed(40)) % 280;
 
-		r |= dp_emit__cpu_switch(b, rnd() % NCPUS);
+		r |= dp_emit__cpu_switch(b, gen__rand() % NCPUS);
 		r |= dp_emit__task_switch(b, 1000 + task, 1000 + task, 21 + task);
 		r |= dp_emit__image_switch(b, image,
 					   image <= 20 ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER);

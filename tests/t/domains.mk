@@ -11,7 +11,7 @@ EXTRA_DIST += $(DOMAIN_TESTS) tests/t/t21-lib.sh tests/t/t21-odb.py tests/t/t21-
 # The domain ingest benchmark (bench/domains-ingest.sh; never in `make check`):
 # `make bench-domains`. Built by hand so that it is no program of any
 # automake primary (bench/local.mk owns EXTRA_PROGRAMS).
-bench/domains-gen$(EXEEXT): $(srcdir)/bench/domains-gen.c lib/libdpcore.a
+bench/domains-gen$(EXEEXT): $(srcdir)/bench/domains-gen.c $(srcdir)/bench/gen.h lib/libdpcore.a
 	@$(MKDIR_P) bench
 	$(AM_V_CCLD)$(COMPILE) $(ZSTD_CFLAGS) -o $@ $(srcdir)/bench/domains-gen.c \
 		lib/libdpcore.a $(ZSTD_LIBS)
