@@ -2,7 +2,22 @@
 noinst_LIBRARIES += host/libdphost.a
 host_libdphost_a_SOURCES = \
 	host/internal.h \
-	host/hostsync.c \
+	host/sync/decode.h \
+	host/sync/decode.c \
+	host/sync/order.h \
+	host/sync/order.c \
+	host/sync/tasks.h \
+	host/sync/tasks.c \
+	host/sync/context.h \
+	host/sync/context.c \
+	host/sync/passive.h \
+	host/sync/passive.c \
+	host/sync/handoff.h \
+	host/sync/handoff.c \
+	host/sync/sync.h \
+	host/sync/sync.c \
+	host/sync/host.c \
+	host/sync/guest.c \
 	host/procmap.c \
 	host/images.c \
 	host/kernel.c \
