@@ -45,3 +45,25 @@ tests_unit_test_hostsync_collector_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hostsync_collector_LDADD = host/libdphost.a events/libdpevents.a lib/libdpcore.a \
 	$(DW_LIBS) $(ELF_LIBS) $(PFM_LIBS) $(UNIT_LIBS)
 endif
+
+# The sync stage's parts, each on its own (host/sync/).
+SYNC_PART_TESTS = tests/unit/test-sync-decode tests/unit/test-sync-order \
+	tests/unit/test-sync-tasks tests/unit/test-sync-context
+SYNC_PART_LDADD = host/libdphost.a passive/libdppassive.a lib/libdpcore.a $(DW_LIBS) \
+	$(ELF_LIBS) $(UNIT_LIBS)
+if HAVE_CMOCKA
+check_PROGRAMS += $(SYNC_PART_TESTS)
+TESTS += $(SYNC_PART_TESTS)
+tests_unit_test_sync_decode_SOURCES = tests/unit/test-sync-decode.c
+tests_unit_test_sync_decode_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sync_decode_LDADD = $(SYNC_PART_LDADD)
+tests_unit_test_sync_order_SOURCES = tests/unit/test-sync-order.c
+tests_unit_test_sync_order_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sync_order_LDADD = $(SYNC_PART_LDADD)
+tests_unit_test_sync_tasks_SOURCES = tests/unit/test-sync-tasks.c
+tests_unit_test_sync_tasks_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sync_tasks_LDADD = $(SYNC_PART_LDADD)
+tests_unit_test_sync_context_SOURCES = tests/unit/test-sync-context.c
+tests_unit_test_sync_context_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sync_context_LDADD = $(SYNC_PART_LDADD)
+endif
