@@ -23,7 +23,7 @@
 #include <linux/perf_event.h>
 
 #include "domprof/agentlink.h"
-#include "domprof/hostsync.h"
+#include "domprof/guestsync.h"
 #include "domprof/records.h"
 #include "domprof/words.h"
 #include "host/agents.h"
@@ -50,7 +50,7 @@ struct text {
 struct gagent {
 	uint32_t domain;
 	struct agentlink *link;
-	struct hostsync *hs;		    /* NULL until the first HELLO */
+	struct guestsync *gs;		    /* NULL until the first HELLO */
 	uint32_t sample_freq;		    /* what the agent was told to sample at */
 	uint64_t err_ns;		    /* the clock error bound of the last handoff */
 	uint64_t told_placed, told_outside; /* of the instance, in AGENT_ASSIST records so far */
@@ -142,7 +142,7 @@ static int switch_to(struct cbctx *c)
 /* What the instance placed with the timeline since the last AGENT_ASSIST. */
 static int tell_assist(struct gagent *ga, struct dp_words *out)
 {
-	const struct hostsync_stats *st = hostsync__stats(ga->hs);
+	const struct sync_stats *st = guestsync__stats(ga->gs);
 	uint64_t placed, outside;
 
 	if (st->assisted == ga->told_placed && st->unassisted == ga->told_outside)
@@ -159,13 +159,13 @@ static int retire(struct gagent *ga, struct dp_words *out)
 {
 	int r = 0;
 
-	if (ga->hs) {
-		hostsync__restate_context(ga->hs);
-		r = hostsync__flush(ga->hs, UINT64_MAX, out);
+	if (ga->gs) {
+		guestsync__restate_context(ga->gs);
+		r = guestsync__flush(ga->gs, UINT64_MAX, out);
 		if (r >= 0)
 			r = tell_assist(ga, out);
-		hostsync__free(ga->hs);
-		ga->hs = NULL;
+		guestsync__free(ga->gs);
+		ga->gs = NULL;
 		ga->told_placed = ga->told_outside = 0;
 	}
 	return r;
@@ -175,7 +175,7 @@ static void on_hello(const struct agentlink_hello *h, void *arg)
 {
 	struct cbctx *c = arg;
 	struct gagent *ga = c->ga;
-	struct hostsync_opts o = {0};
+	struct guestsync_opts o = {0};
 	uint64_t bid[3];
 	size_t n = 0;
 	int r;
@@ -196,24 +196,24 @@ static void on_hello(const struct agentlink_hello *h, void *arg)
 			n += (size_t)snprintf(ga->kname + n, sizeof(ga->kname) - n, "%02x",
 					      h->kernel_build_id[i]);
 	}
-	o.sample_type = h->sample_type;
-	o.read_format = h->read_format;
-	o.sample_id_all = (int)h->sample_id_all;
-	o.ncpus = h->ncpus;
-	o.guest = 1;
+	o.sync.sample_type = h->sample_type;
+	o.sync.read_format = h->read_format;
+	o.sync.sample_id_all = (int)h->sample_id_all;
+	o.sync.ncpus = h->ncpus;
 	o.domain = ga->domain;
 	o.kernel_name = ga->kname;
 	/* Until PING/PONG measure it: the clocks as they were when HELLO was written. */
 	o.time_offset = (int64_t)(h->host_ns - h->guest_mono_ns);
 	/* Ids never collide with the host's (below 2^32) or another incarnation's. */
-	o.image_id_base = (uint64_t)ga->domain << 40 | (uint64_t)(ga->incarnations & 0xff) << 32;
+	o.sync.image_id_base = (uint64_t)ga->domain << 40 | (uint64_t)(ga->incarnations & 0xff)
+								    << 32;
 	o.min_time = c->ra->start_ns;
 	/* Host-side sampling from the start: samples of an agent's earlier setting are not ours. */
 	o.skip_samples = ga->sample_freq == 0;
-	r = hostsync__new(&o, &ga->hs);
+	r = guestsync__new(&o, &ga->gs);
 	if (r < 0) {
 		/* An agent announcing a layout we cannot parse: its records are ignored. */
-		ga->hs = NULL;
+		ga->gs = NULL;
 	}
 	text__free(&ga->ksyms);
 	text__free(&ga->mods);
@@ -312,14 +312,14 @@ static void on_perf(const struct agentlink_perf *r, void *arg)
 
 	if (c->err)
 		return;
-	if (!ga->hs) {
+	if (!ga->gs) {
 		c->ra->records_without_hello++;
 		return;
 	}
 	if (ga->kernel_dirty) {
 		ga->kernel_dirty = false;
-		ret = hostsync__load_kernel_mem(ga->hs, ga->ksyms.p, ga->ksyms.len, ga->mods.p,
-						ga->mods.len, c->out);
+		ret = guestsync__load_kernel_mem(ga->gs, ga->ksyms.p, ga->ksyms.len, ga->mods.p,
+						 ga->mods.len, c->out);
 		if (ret < 0 && ret != -ENOMEM)
 			ret = 0; /* a guest's odd kallsyms only costs it its kernel symbols */
 		if (ret < 0) {
@@ -329,7 +329,7 @@ static void on_perf(const struct agentlink_perf *r, void *arg)
 	}
 	maybe_fetch(ga, r);
 	/* Malformed records are counted by the sync stage itself. */
-	hostsync__queue(ga->hs, -1, r->data, r->size);
+	guestsync__queue(ga->gs, -1, r->data, r->size);
 }
 
 static void on_file(const struct agentlink_file *f, void *arg)
@@ -405,8 +405,8 @@ static void on_mark(uint64_t guest_ns, void *arg)
 {
 	struct cbctx *c = arg;
 
-	if (c->ga->hs)
-		hostsync__timeline_mark(c->ga->hs, guest_ns);
+	if (c->ga->gs)
+		guestsync__timeline_mark(c->ga->gs, guest_ns);
 }
 
 static const struct agentlink_cbs cbs = {
@@ -457,7 +457,7 @@ int ragents__add(struct ragents *ra, uint32_t domain, const char *socket, uint32
 	return 0;
 }
 
-int ragents__handoff(struct ragents *ra, const struct hostsync_guest_sample *s, bool agent_only)
+int ragents__handoff(struct ragents *ra, const struct sync_guest_sample *s, bool agent_only)
 {
 	struct gagent *ga;
 	int64_t offset;
@@ -466,7 +466,7 @@ int ragents__handoff(struct ragents *ra, const struct hostsync_guest_sample *s, 
 
 	for (ga = ra ? ra->list : NULL; ga && ga->domain != s->domain; ga = ga->next)
 		;
-	if (!ga || !ga->hs || ga->stopped_ns)
+	if (!ga || !ga->gs || ga->stopped_ns)
 		return 0;
 	if (ga->sample_freq) {
 		/* Its own samples and these would count the same guest time twice. */
@@ -480,7 +480,7 @@ int ragents__handoff(struct ragents *ra, const struct hostsync_guest_sample *s, 
 	else
 		err = CLOCK_UNKNOWN_NS;
 	ga->err_ns = err;
-	r = hostsync__queue_handoff(ga->hs, s, err);
+	r = guestsync__queue_handoff(ga->gs, s, err);
 	return r < 0 ? r : 1;
 }
 
@@ -507,7 +507,7 @@ void ragents__stopped(struct ragents *ra, uint32_t domain, uint64_t now)
 static void gagent__free(struct gagent *ga)
 {
 	agentlink__free(ga->link);
-	hostsync__free(ga->hs);
+	guestsync__free(ga->gs);
 	text__free(&ga->ksyms);
 	text__free(&ga->mods);
 	free(ga->asked);
@@ -534,12 +534,12 @@ int ragents__poll(struct ragents *ra, uint64_t now, uint64_t horizon, struct dp_
 			ga->want_resync = false;
 			agentlink__resync(ga->link);
 		}
-		if (ga->hs && agentlink__clock(ga->link, &offset, &err) == 0)
-			hostsync__set_time_offset(ga->hs, -offset);
-		if (ret >= 0 && ga->hs) {
+		if (ga->gs && agentlink__clock(ga->link, &offset, &err) == 0)
+			guestsync__set_time_offset(ga->gs, -offset);
+		if (ret >= 0 && ga->gs) {
 			/* Other producers wrote since this instance's last flush. */
-			hostsync__restate_context(ga->hs);
-			ret = hostsync__flush(ga->hs, horizon, out);
+			guestsync__restate_context(ga->gs);
+			ret = guestsync__flush(ga->gs, horizon, out);
 			if (ret >= 0)
 				ret = tell_assist(ga, out);
 		}
@@ -564,8 +564,8 @@ int ragents__poll(struct ragents *ra, uint64_t now, uint64_t horizon, struct dp_
 bool ragents__behind(const struct ragents *ra)
 {
 	for (const struct gagent *ga = ra ? ra->list : NULL; ga; ga = ga->next)
-		if (ga->hs && !ga->stopped_ns && agentlink__fd(ga->link) >= 0 &&
-		    hostsync__timeline_behind(ga->hs))
+		if (ga->gs && !ga->stopped_ns && agentlink__fd(ga->link) >= 0 &&
+		    guestsync__timeline_behind(ga->gs))
 			return true;
 	return false;
 }

@@ -21,8 +21,8 @@ int ragents__add(struct ragents *ra, uint32_t domain, const char *socket, uint32
  * agent's instance takes it for attribution. The first one turns an agent
  * that samples by itself (auto) to the timeline only, unless agent_only.
  */
-struct hostsync_guest_sample;
-int ragents__handoff(struct ragents *ra, const struct hostsync_guest_sample *s, bool agent_only);
+struct sync_guest_sample;
+int ragents__handoff(struct ragents *ra, const struct sync_guest_sample *s, bool agent_only);
 /* Up to max agent channel fds (connected ones), for the record loop to wake on. */
 unsigned ragents__fds(const struct ragents *ra, int *fds, unsigned max);
 /* The domain stopped: its agent is dropped a little later. */

@@ -568,7 +568,7 @@ static int passive_take(struct record_passive *in, unsigned n, struct rpassive *
 }
 
 /* A host-side guest-mode sample: its domain's agent places it, if it can (doc/assisted.md). */
-static int handoff(void *arg, const struct hostsync_guest_sample *s)
+static int handoff(void *arg, const struct sync_guest_sample *s)
 {
 	struct rdomains *rd = arg;
 

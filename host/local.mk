@@ -2,7 +2,22 @@
 noinst_LIBRARIES += host/libdphost.a
 host_libdphost_a_SOURCES = \
 	host/internal.h \
-	host/hostsync.c \
+	host/sync/decode.h \
+	host/sync/decode.c \
+	host/sync/order.h \
+	host/sync/order.c \
+	host/sync/tasks.h \
+	host/sync/tasks.c \
+	host/sync/context.h \
+	host/sync/context.c \
+	host/sync/passive.h \
+	host/sync/passive.c \
+	host/sync/handoff.h \
+	host/sync/handoff.c \
+	host/sync/sync.h \
+	host/sync/sync.c \
+	host/sync/host.c \
+	host/sync/guest.c \
 	host/procmap.c \
 	host/images.c \
 	host/kernel.c \
@@ -29,4 +44,26 @@ tests_unit_test_hostsync_collector_SOURCES = tests/unit/test-hostsync-collector.
 tests_unit_test_hostsync_collector_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hostsync_collector_LDADD = host/libdphost.a events/libdpevents.a lib/libdpcore.a \
 	$(DW_LIBS) $(ELF_LIBS) $(PFM_LIBS) $(UNIT_LIBS)
+endif
+
+# The sync stage's parts, each on its own (host/sync/).
+SYNC_PART_TESTS = tests/unit/test-sync-decode tests/unit/test-sync-order \
+	tests/unit/test-sync-tasks tests/unit/test-sync-context
+SYNC_PART_LDADD = host/libdphost.a passive/libdppassive.a lib/libdpcore.a $(DW_LIBS) \
+	$(ELF_LIBS) $(UNIT_LIBS)
+if HAVE_CMOCKA
+check_PROGRAMS += $(SYNC_PART_TESTS)
+TESTS += $(SYNC_PART_TESTS)
+tests_unit_test_sync_decode_SOURCES = tests/unit/test-sync-decode.c
+tests_unit_test_sync_decode_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sync_decode_LDADD = $(SYNC_PART_LDADD)
+tests_unit_test_sync_order_SOURCES = tests/unit/test-sync-order.c
+tests_unit_test_sync_order_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sync_order_LDADD = $(SYNC_PART_LDADD)
+tests_unit_test_sync_tasks_SOURCES = tests/unit/test-sync-tasks.c
+tests_unit_test_sync_tasks_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sync_tasks_LDADD = $(SYNC_PART_LDADD)
+tests_unit_test_sync_context_SOURCES = tests/unit/test-sync-context.c
+tests_unit_test_sync_context_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sync_context_LDADD = $(SYNC_PART_LDADD)
 endif

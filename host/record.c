@@ -128,7 +128,7 @@ static int emit_header(struct record *r)
 
 int record__open(const struct record_opts *opts, struct record **out, char *errbuf, size_t errlen)
 {
-	struct hostsync_opts ho = {
+	struct sync_opts ho = {
 		.sample_type = COLLECTOR_SAMPLE_TYPE,
 		.read_format = COLLECTOR_READ_FORMAT,
 		.sample_id_all = 1,
@@ -446,7 +446,7 @@ int record__run(struct record *r, volatile const int *stop, char *errbuf, size_t
 
 void record__summary(const struct record *r, struct record_summary *sum)
 {
-	const struct hostsync_stats *hs = hostsync__stats(r->hs);
+	const struct sync_stats *hs = hostsync__stats(r->hs);
 	const struct daemon_stats *ds = daemon__stats(r->daemon);
 
 	memset(sum, 0, sizeof(*sum));

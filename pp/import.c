@@ -566,7 +566,7 @@ int import__perf_data(const void *buf, size_t len, const struct import_opts *opt
 {
 	struct pd pd = {.buf = buf, .len = len, .err = errbuf, .errlen = errlen};
 	struct import_stats st_local;
-	struct hostsync_opts hopts;
+	struct sync_opts hopts;
 	struct run run = {.sink = sink, .sink_arg = sink_arg};
 	const char *ksyms, *mods;
 	int ret, ret2;

@@ -49,9 +49,9 @@ static void test_command_samples(void **state)
 	struct event_spec ev;
 	struct collector_opts o = {
 		.target = COLLECT_CMD, .argv = argv, .events = &ev, .nevents = 1, .mmap_pages = 16};
-	struct hostsync_opts ho = {.sample_type = COLLECTOR_SAMPLE_TYPE,
-				   .read_format = COLLECTOR_READ_FORMAT,
-				   .sample_id_all = 1};
+	struct sync_opts ho = {.sample_type = COLLECTOR_SAMPLE_TYPE,
+			       .read_format = COLLECTOR_READ_FORMAT,
+			       .sample_id_all = 1};
 	struct collector *c;
 	struct hostsync *hs;
 	struct dp_words out;

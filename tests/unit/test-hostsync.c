@@ -21,6 +21,7 @@
 
 #include <linux/perf_event.h>
 
+#include "domprof/guestsync.h"
 #include "domprof/hostsync.h"
 #include "domprof/passive.h"
 #include "domprof/words.h"
@@ -176,7 +177,7 @@ struct fx {
 
 static int fx_setup(void **state)
 {
-	struct hostsync_opts o = {.sample_type = ST, .sample_id_all = 1, .ncpus = 2};
+	struct sync_opts o = {.sample_type = ST, .sample_id_all = 1, .ncpus = 2};
 	struct fx *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
@@ -642,24 +643,23 @@ static void test_domain_attribution(void **state)
 static void test_guest_instance(void **state)
 {
 	struct fx *f = *state;
-	struct hostsync_opts o = {.sample_type = ST,
-				  .sample_id_all = 1,
-				  .ncpus = 2,
-				  .guest = 1,
-				  .domain = 5,
-				  .kernel_name = "vmlinux-ab12",
-				  .time_offset = -1000,
-				  .image_id_base = 0x100000000ull};
+	struct guestsync_opts o = {.sync = {.sample_type = ST,
+					    .sample_id_all = 1,
+					    .ncpus = 2,
+					    .image_id_base = 0x100000000ull},
+				   .domain = 5,
+				   .kernel_name = "vmlinux-ab12",
+				   .time_offset = -1000};
 	static const char ks[] = "ffffffff81000000 T _stext\n"
 				 "ffffffff81000100 t guest_fn\n"
 				 "ffffffff81001000 T _etext\n";
-	struct hostsync *g;
+	struct guestsync *g;
 	struct rec r;
 	char *got;
 
-	assert_int_equal(hostsync__new(&o, &g), 0);
-	assert_int_equal(hostsync__add_event_id(g, ID0, 0), 0);
-	assert_int_equal(hostsync__load_kernel_mem(g, ks, sizeof(ks) - 1, NULL, 0, &f->out), 0);
+	assert_int_equal(guestsync__new(&o, &g), 0);
+	assert_int_equal(guestsync__add_event_id(g, ID0, 0), 0);
+	assert_int_equal(guestsync__load_kernel_mem(g, ks, sizeof(ks) - 1, NULL, 0, &f->out), 0);
 	got = fmt(&f->out);
 	assert_string_equal(got, "DOMAIN_SWITCH 0x5; "
 				 "KSYM 0xffffffff81000000 0x100 0x54 '_stext'; "
@@ -668,15 +668,15 @@ static void test_guest_instance(void **state)
 	free(got);
 	dp_words__reset(&f->out);
 	mmap2_file(&r, 40, 0x400000, 0x1000, 0, "/usr/bin/gapp", 5000);
-	assert_int_equal(hostsync__queue(g, 0, r.b, r.n), 0);
+	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
 	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400010, 40, 41, 6000, 0);
-	assert_int_equal(hostsync__queue(g, 0, r.b, r.n), 0);
+	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
 	sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000110, 40, 41, 7000, 0);
-	assert_int_equal(hostsync__queue(g, 0, r.b, r.n), 0);
+	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
 	/* 6000 - 1000 on the host's clock: not yet at horizon 4999. */
-	assert_int_equal(hostsync__flush(g, 4999, &f->out), 0);
+	assert_int_equal(guestsync__flush(g, 4999, &f->out), 0);
 	assert_int_equal(f->out.n, 0);
-	assert_int_equal(hostsync__flush(g, UINT64_MAX, &f->out), 0);
+	assert_int_equal(guestsync__flush(g, UINT64_MAX, &f->out), 0);
 	got = fmt(&f->out);
 	/* Ids above the instance's base; the kernel image was made first, with kallsyms. */
 	assert_string_equal(got, "CPU_SWITCH 0; TIME 0x1388; "
@@ -689,16 +689,16 @@ static void test_guest_instance(void **state)
 	free(got);
 	/* Someone else wrote: the next flush states everything again. */
 	dp_words__reset(&f->out);
-	hostsync__restate_context(g);
+	guestsync__restate_context(g);
 	sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000120, 40, 41, 8000, 0);
-	assert_int_equal(hostsync__queue(g, 0, r.b, r.n), 0);
-	assert_int_equal(hostsync__flush(g, UINT64_MAX, &f->out), 0);
+	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+	assert_int_equal(guestsync__flush(g, UINT64_MAX, &f->out), 0);
 	got = fmt(&f->out);
 	assert_string_equal(got, "CPU_SWITCH 0; TIME 0x1b58; DOMAIN_SWITCH 0x5; "
 				 "TASK_SWITCH 0x28 0x29 0x100000002; IMAGE_SWITCH 0x100000001 0x3; "
 				 "S 0x120 0; ");
 	free(got);
-	hostsync__free(g);
+	guestsync__free(g);
 }
 
 static void test_garbage_counted_and_skipped(void **state)
@@ -1130,18 +1130,18 @@ static void cpu_switch(struct rec *r, bool out, uint32_t pid, uint32_t tid, uint
 }
 
 struct handoff_to {
-	struct hostsync *g;
+	struct guestsync *g;
 	uint64_t err;
 	unsigned offered;
 };
 
-static int to_guest(void *arg, const struct hostsync_guest_sample *s)
+static int to_guest(void *arg, const struct sync_guest_sample *s)
 {
 	struct handoff_to *h = arg;
 
 	h->offered++;
 	assert_int_equal(s->domain, 7);
-	return hostsync__queue_handoff(h->g, s, h->err) < 0 ? -ENOMEM : 1;
+	return guestsync__queue_handoff(h->g, s, h->err) < 0 ? -ENOMEM : 1;
 }
 
 /*
@@ -1153,36 +1153,35 @@ static int to_guest(void *arg, const struct hostsync_guest_sample *s)
 static void test_assisted_handoff(void **state)
 {
 	struct fx *f = *state;
-	struct hostsync_opts o = {.sample_type = ST,
-				  .sample_id_all = 1,
-				  .ncpus = 2,
-				  .guest = 1,
-				  .domain = 7,
-				  .kernel_name = "vmlinux-g",
-				  .image_id_base = 0x100000000ull};
+	struct guestsync_opts o = {.sync = {.sample_type = ST,
+					    .sample_id_all = 1,
+					    .ncpus = 2,
+					    .image_id_base = 0x100000000ull},
+				   .domain = 7,
+				   .kernel_name = "vmlinux-g"};
 	static const char ks[] = "ffffffff81000000 T _stext\n"
 				 "ffffffff81000100 t guest_fn\n"
 				 "ffffffff81001000 T _etext\n";
 	struct handoff_to h = {.err = 10};
-	const struct hostsync_stats *st;
+	const struct sync_stats *st;
 	struct rec r;
 	char *got;
 
-	assert_int_equal(hostsync__new(&o, &h.g), 0);
-	assert_int_equal(hostsync__load_kernel_mem(h.g, ks, sizeof(ks) - 1, NULL, 0, &f->out), 0);
+	assert_int_equal(guestsync__new(&o, &h.g), 0);
+	assert_int_equal(guestsync__load_kernel_mem(h.g, ks, sizeof(ks) - 1, NULL, 0, &f->out), 0);
 	dp_words__reset(&f->out);
 	/* Two guest processes with code at the same address: only the timeline tells them apart. */
 	mmap2_file(&r, 40, 0x400000, 0x1000, 0, "/usr/bin/gapp", 500);
-	assert_int_equal(hostsync__queue(h.g, 0, r.b, r.n), 0);
+	assert_int_equal(guestsync__queue(h.g, 0, r.b, r.n), 0);
 	mmap2_file(&r, 50, 0x400000, 0x1000, 0, "/usr/bin/other", 500);
-	assert_int_equal(hostsync__queue(h.g, 0, r.b, r.n), 0);
+	assert_int_equal(guestsync__queue(h.g, 0, r.b, r.n), 0);
 	/* vCPU 0: gapp from 1000 (an IN record), other from 2000 (an OUT record naming it). */
 	cpu_switch(&r, false, 40, 41, 0, 0, 1000, 0);
-	assert_int_equal(hostsync__queue(h.g, -1, r.b, r.n), 0);
+	assert_int_equal(guestsync__queue(h.g, -1, r.b, r.n), 0);
 	cpu_switch(&r, true, 40, 41, 50, 51, 2000, 0);
-	assert_int_equal(hostsync__queue(h.g, -1, r.b, r.n), 0);
-	hostsync__timeline_mark(h.g, 2900);
-	assert_false(hostsync__timeline_behind(h.g));
+	assert_int_equal(guestsync__queue(h.g, -1, r.b, r.n), 0);
+	guestsync__timeline_mark(h.g, 2900);
+	assert_false(guestsync__timeline_behind(h.g));
 
 	/* The host: QEMU 100 is domain 7; thread 101 runs vCPU 0, 102 vCPU 1. */
 	assert_int_equal(hostsync__set_domain(f->hs, 100, 7, DP_DOMAIN_ACCEL_KVM), 0);
@@ -1210,11 +1209,11 @@ static void test_assisted_handoff(void **state)
 	 * a user-mode sample amid it is still other's, a kernel one the thread's.
 	 */
 	task(&r, PERF_RECORD_FORK, 60, 2, 60, 2, 400);
-	assert_int_equal(hostsync__queue(h.g, -1, r.b, r.n), 0);
+	assert_int_equal(guestsync__queue(h.g, -1, r.b, r.n), 0);
 	cpu_switch(&r, true, 50, 51, 60, 60, 2620, 0);
-	assert_int_equal(hostsync__queue(h.g, -1, r.b, r.n), 0);
+	assert_int_equal(guestsync__queue(h.g, -1, r.b, r.n), 0);
 	cpu_switch(&r, true, 60, 60, 50, 51, 2650, 0);
-	assert_int_equal(hostsync__queue(h.g, -1, r.b, r.n), 0);
+	assert_int_equal(guestsync__queue(h.g, -1, r.b, r.n), 0);
 	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400048, 100, 101, 2635, 1);
 	q(f, 1, &r);
 	sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID1, 0xffffffff81000120, 100, 101, 2636, 1);
@@ -1231,11 +1230,11 @@ static void test_assisted_handoff(void **state)
 	assert_int_equal(h.offered, 10);
 	assert_int_equal(hostsync__stats(f->hs)->handed_off, 10);
 	/* 2895 + err is past the MARK: a recorder at its end waits for the next one. */
-	assert_true(hostsync__timeline_behind(h.g));
+	assert_true(guestsync__timeline_behind(h.g));
 	/* The host instance itself wrote no sample. */
 	assert_int_equal(hostsync__stats(f->hs)->samples, 0);
 	dp_words__reset(&f->out);
-	assert_int_equal(hostsync__flush(h.g, UINT64_MAX, &f->out), 0);
+	assert_int_equal(guestsync__flush(h.g, UINT64_MAX, &f->out), 0);
 	got = fmt(&f->out);
 	assert_string_equal(
 		got,
@@ -1262,26 +1261,26 @@ static void test_assisted_handoff(void **state)
 		"TASK_SWITCH 0 0 0; IMAGE_SWITCH 0x100000004 0x4; "
 		"S 0x400060 0; S 0x400050 0; ");
 	free(got);
-	st = hostsync__stats(h.g);
+	st = guestsync__stats(h.g);
 	assert_int_equal(st->assisted, 6);
 	assert_int_equal(st->unassisted, 4);
 	/* Handed off after the instance emitted past its deadline: not placed on today's state. */
 	assert_int_equal(
-		hostsync__queue_handoff(h.g,
-					&(struct hostsync_guest_sample){.time = 1500,
-									.ip = 0x400010,
-									.domain = 7,
-									.vcpu = 0,
-									.mode = DP_MODE_GUEST_USER},
-					10),
+		guestsync__queue_handoff(h.g,
+					 &(struct sync_guest_sample){.time = 1500,
+								     .ip = 0x400010,
+								     .domain = 7,
+								     .vcpu = 0,
+								     .mode = DP_MODE_GUEST_USER},
+					 10),
 		0);
-	assert_int_equal(hostsync__flush(h.g, UINT64_MAX, &f->out), 0);
+	assert_int_equal(guestsync__flush(h.g, UINT64_MAX, &f->out), 0);
 	assert_int_equal(st->assisted, 6);
 	assert_int_equal(st->unassisted, 5);
 	assert_int_equal(st->late, 1);
-	hostsync__timeline_mark(h.g, 2905);
-	assert_false(hostsync__timeline_behind(h.g));
-	hostsync__free(h.g);
+	guestsync__timeline_mark(h.g, 2905);
+	assert_false(guestsync__timeline_behind(h.g));
+	guestsync__free(h.g);
 }
 
 int main(void)

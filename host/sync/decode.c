@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Decoding perf sample fields and sample_id trailers (host/sync/decode.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include <linux/perf_event.h>
+
+#include "domprof/words.h"
+#include "host/sync/decode.h"
+
+/* The 8-byte fields of a sample up to PERIOD, in the kernel's order. */
+static const uint64_t sample_fields[] = {
+	PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP,	  PERF_SAMPLE_TID,
+	PERF_SAMPLE_TIME,	PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
+	PERF_SAMPLE_STREAM_ID,	PERF_SAMPLE_CPU,  PERF_SAMPLE_PERIOD,
+};
+
+/* The fields of a sample_id trailer, in the kernel's order. */
+static const uint64_t trailer_fields[] = {
+	PERF_SAMPLE_TID,       PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+	PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,	 PERF_SAMPLE_IDENTIFIER,
+};
+
+#define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
+
+int sync_format__init(struct sync_format *f, uint64_t sample_type, uint64_t read_format,
+		      bool sample_id_all)
+{
+	if (!(sample_type & PERF_SAMPLE_IP) || !(sample_type & PERF_SAMPLE_TID))
+		return -EINVAL;
+	f->sample_type = sample_type;
+	f->read_format = read_format;
+	f->sample_id_all = sample_id_all;
+	f->trailer_size = 0;
+	if (sample_id_all)
+		for (size_t i = 0; i < NFIELDS(trailer_fields); i++)
+			if (sample_type & trailer_fields[i])
+				f->trailer_size += 8;
+	return 0;
+}
+
+/* One 8-byte field at p; the ones the sync stage does not use are skipped. */
+static void store(struct sync_sample *s, uint64_t field, const uint8_t *p)
+{
+	switch (field) {
+	case PERF_SAMPLE_IDENTIFIER:
+	case PERF_SAMPLE_ID:
+		s->id = rec_get64(p);
+		s->has_id = true;
+		break;
+	case PERF_SAMPLE_IP:
+		s->ip = rec_get64(p);
+		break;
+	case PERF_SAMPLE_TID:
+		s->pid = rec_get32(p);
+		s->tid = rec_get32(p + 4);
+		break;
+	case PERF_SAMPLE_TIME:
+		s->time = rec_get64(p);
+		s->has_time = true;
+		break;
+	case PERF_SAMPLE_CPU:
+		s->cpu = rec_get32(p);
+		s->cpu_res = rec_get32(p + 4);
+		s->has_cpu = true;
+		break;
+	default:
+		break;
+	}
+}
+
+static size_t read_format_size(uint64_t rf, const uint8_t *p, size_t avail, bool *ok)
+{
+	size_t per = 8 + (rf & PERF_FORMAT_ID ? 8 : 0) + (rf & PERF_FORMAT_LOST ? 8 : 0);
+	size_t hdr = (rf & PERF_FORMAT_TOTAL_TIME_ENABLED ? 8 : 0) +
+		     (rf & PERF_FORMAT_TOTAL_TIME_RUNNING ? 8 : 0);
+	uint64_t nr;
+
+	*ok = false;
+	if (!(rf & PERF_FORMAT_GROUP)) {
+		*ok = avail >= per + hdr;
+		return per + hdr;
+	}
+	if (avail < 8)
+		return 0;
+	nr = rec_get64(p);
+	if (nr > (avail - 8 - (hdr <= avail - 8 ? hdr : avail - 8)) / per || hdr > avail - 8)
+		return 0;
+	*ok = true;
+	return 8 + hdr + nr * per;
+}
+
+int sync_format__parse_sample(const struct sync_format *f, const uint8_t *d, size_t len,
+			      struct sync_sample *s)
+{
+	uint64_t st = f->sample_type;
+	size_t off = sizeof(struct perf_event_header);
+
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < NFIELDS(sample_fields); i++) {
+		if (!(st & sample_fields[i]))
+			continue;
+		if (len - off < 8)
+			return -EBADMSG;
+		store(s, sample_fields[i], d + off);
+		off += 8;
+	}
+	if (st & PERF_SAMPLE_READ) {
+		bool ok;
+		size_t n = read_format_size(f->read_format, d + off, len - off, &ok);
+
+		if (!ok)
+			return -EBADMSG;
+		off += n;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr;
+
+		if (len - off < 8)
+			return -EBADMSG;
+		nr = rec_get64(d + off);
+		off += 8;
+		if (nr > (len - off) / 8)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+void sync_format__parse_trailer(const struct sync_format *f, const uint8_t *d, size_t len,
+				struct sync_sample *s)
+{
+	size_t off = len - f->trailer_size;
+
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < NFIELDS(trailer_fields); i++) {
+		if (!(f->sample_type & trailer_fields[i]))
+			continue;
+		store(s, trailer_fields[i], d + off);
+		off += 8;
+	}
+}
+
+size_t sync_format__body_len(const struct sync_format *f, size_t len)
+{
+	return f->sample_id_all ? len - f->trailer_size : len;
+}
+
+void sync_ids__fini(struct sync_ids *t)
+{
+	free(t->v);
+	t->v = NULL;
+	t->n = t->cap = 0;
+}
+
+int sync_ids__add(struct sync_ids *t, uint64_t id, uint32_t idx)
+{
+	size_t i;
+
+	if (idx >= DP_MAX_EVENTS)
+		return -EINVAL;
+	for (i = 0; i < t->n && t->v[i].id < id; i++)
+		;
+	if (i < t->n && t->v[i].id == id) {
+		t->v[i].idx = idx;
+		return 0;
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		struct sync_id *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	memmove(t->v + i + 1, t->v + i, (t->n - i) * sizeof(*t->v));
+	t->v[i].id = id;
+	t->v[i].idx = idx;
+	t->n++;
+	return 0;
+}
+
+int sync_ids__index(const struct sync_ids *t, const struct sync_sample *s)
+{
+	size_t lo = 0, hi = t->n;
+
+	if (!s->has_id || !t->n)
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->v[mid].id < s->id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n && t->v[lo].id == s->id ? (int)t->v[lo].idx : -1;
+}

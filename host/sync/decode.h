@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Record decoding for the sync stage (perf's evsel__parse_sample): the fixed
+ * layout of PERF_RECORD_SAMPLE and of the sample_id trailer that sample_type
+ * and read_format give, and the sample id -> event index table.
+ */
+#ifndef DOMPROF_HOST_SYNC_DECODE_H
+#define DOMPROF_HOST_SYNC_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Perf records are in the recording host's byte order, and not aligned in a copy. */
+static inline uint64_t rec_get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint32_t rec_get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint16_t rec_get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+struct sync_format {
+	uint64_t sample_type;
+	uint64_t read_format;
+	bool sample_id_all;
+	size_t trailer_size; /* bytes of the sample_id trailer; 0 without sample_id_all */
+};
+
+/* The fields of a sample (or of a trailer) the sync stage uses. */
+struct sync_sample {
+	uint64_t id, ip, time;
+	uint32_t pid, tid, cpu;
+	uint32_t cpu_res; /* CPU's reserved half: a TCG plugin's vCPU + 1 (host/tcg.c) */
+	bool has_id, has_time, has_cpu;
+};
+
+/* -EINVAL unless sample_type has PERF_SAMPLE_IP and PERF_SAMPLE_TID. */
+int sync_format__init(struct sync_format *f, uint64_t sample_type, uint64_t read_format,
+		      bool sample_id_all);
+
+/*
+ * Decode a PERF_RECORD_SAMPLE of len bytes (header included) in the kernel's
+ * field order; the fields after CALLCHAIN are not needed and not looked at.
+ * -EBADMSG when a field runs past len.
+ */
+int sync_format__parse_sample(const struct sync_format *f, const uint8_t *d, size_t len,
+			      struct sync_sample *s);
+
+/*
+ * Decode the sample_id trailer of a non-sample record; the caller has
+ * checked that len holds the header and the trailer.
+ */
+void sync_format__parse_trailer(const struct sync_format *f, const uint8_t *d, size_t len,
+				struct sync_sample *s);
+
+/* Bytes of a non-sample record before its trailer. */
+size_t sync_format__body_len(const struct sync_format *f, size_t len);
+
+/* Sample ids (PERF_SAMPLE_ID/IDENTIFIER) to event indexes, sorted by id. */
+struct sync_ids {
+	struct sync_id {
+		uint64_t id;
+		uint32_t idx;
+	} * v;
+	size_t n, cap;
+};
+
+void sync_ids__fini(struct sync_ids *t);
+/* -EINVAL when idx >= DP_MAX_EVENTS, -ENOMEM. A known id is re-pointed. */
+int sync_ids__add(struct sync_ids *t, uint64_t id, uint32_t idx);
+/* Event index of a sample: 0 without ids; -1 when ids are in use and this one is not ours. */
+int sync_ids__index(const struct sync_ids *t, const struct sync_sample *s);
+
+#endif

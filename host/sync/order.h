@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Time ordering for the sync stage (perf's ordered-events.c): records from
+ * any number of CPUs are queued with their time and come out in time order
+ * up to a flush horizon; one that arrives at or before a horizon already
+ * flushed is late (still emitted, after what went out before it).
+ */
+#ifndef DOMPROF_HOST_SYNC_ORDER_H
+#define DOMPROF_HOST_SYNC_ORDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SYNC_CPU_MAX 4096 /* CPU numbers taken from records are bounded by this */
+
+/* One queued record, copied out of its ring. */
+struct sync_rec {
+	uint64_t time;
+	uint64_t seq; /* arrival order breaks ties, keeping each CPU's order */
+	uint32_t cpu;
+	uint32_t len;
+	bool handoff; /* data is a struct sync_guest_sample, time its deadline */
+	uint8_t data[];
+};
+
+struct sync_queue {
+	struct sync_rec **heap;
+	size_t n, cap;
+	uint64_t seq;
+	uint64_t horizon_done;
+	bool flushed;
+	uint64_t cpu_time[SYNC_CPU_MAX]; /* last time seen per CPU, for records without one */
+};
+
+/* NULL on ENOMEM; time, cpu and handoff to be set by the caller. */
+struct sync_rec *sync_rec__new(const void *data, size_t len);
+
+/* t moved by offset ns, 0 where it would go below 0. */
+static inline uint64_t sync_time__shift(uint64_t t, int64_t offset)
+{
+	return offset < 0 && t < (uint64_t)-offset ? 0 : t + (uint64_t)offset;
+}
+
+void sync_queue__fini(struct sync_queue *q);
+/*
+ * The time of a record read on cpu (< SYNC_CPU_MAX): its own when it has one
+ * (remembered for the CPU), else the last one seen on that CPU.
+ */
+uint64_t sync_queue__stamp(struct sync_queue *q, uint32_t cpu, bool has_time, uint64_t time);
+/* A record of this time would be late: a flush went past it already. */
+bool sync_queue__late(const struct sync_queue *q, uint64_t time);
+/* Queue r (taken over on success; its seq is set here). -ENOMEM. */
+int sync_queue__push(struct sync_queue *q, struct sync_rec *r);
+/* The earliest record at or before horizon, now the caller's to free; NULL when none. */
+struct sync_rec *sync_queue__pop(struct sync_queue *q, uint64_t horizon);
+/* Every record at or before horizon has been popped. */
+void sync_queue__done(struct sync_queue *q, uint64_t horizon);
+
+#endif

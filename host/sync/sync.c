@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The sync stage's dispatcher: perf records in, event-buffer words out, in
+ * time order, with the context switches the daemon needs (OProfile's
+ * buffer_sync.c).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/perf_event.h>
+
+#include "domprof/records.h"
+#include "host/sync/sync.h"
+
+/* The task model's names go out as COMMs of the task's domain. */
+static int sync_comm(void *arg, uint32_t tgid, uint32_t tid, const char *comm, size_t len,
+		     struct dp_words *out)
+{
+	struct sync *s = arg;
+
+	return sync_ctx__comm(&s->ctx, s->ops->task_domain(s, tgid), tgid, tid, comm, len, out);
+}
+
+int sync__init(struct sync *s, const struct sync_ops *ops, const struct sync_opts *opts,
+	       bool foreign)
+{
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->ops = ops;
+	s->ncpus = opts->ncpus;
+	r = sync_format__init(&s->fmt, opts->sample_type, opts->read_format,
+			      opts->sample_id_all != 0);
+	if (r < 0)
+		return r;
+	sync_ctx__init(&s->ctx);
+	return sync_tasks__init(&s->tasks, opts->image_id_base, foreign, sync_comm, s);
+}
+
+void sync__fini(struct sync *s)
+{
+	sync_queue__fini(&s->queue);
+	sync_ids__fini(&s->ids);
+	sync_tasks__fini(&s->tasks);
+}
+
+static bool type_wanted(const struct sync *s, uint32_t type)
+{
+	switch (type) {
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return s->ops->cpu_switch != NULL;
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_THROTTLE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int sync__queue_rec(struct sync *s, struct sync_rec *r)
+{
+	int ret = sync_queue__push(&s->queue, r);
+
+	if (ret < 0)
+		return ret;
+	s->st.records++;
+	return 0;
+}
+
+int sync__queue(struct sync *s, int cpu, const void *rec, size_t len)
+{
+	const uint8_t *d = rec;
+	struct sync_sample smp;
+	struct sync_rec *r;
+	uint32_t type, size;
+	uint64_t time;
+	int ret;
+
+	if (!rec || len < sizeof(struct perf_event_header))
+		goto bad;
+	type = rec_get32(d);
+	size = rec_get16(d + 6);
+	if (size < sizeof(struct perf_event_header) || size > len)
+		goto bad;
+	len = size;
+	if (!type_wanted(s, type))
+		return 0;
+	if (type == PERF_RECORD_SAMPLE) {
+		if (sync_format__parse_sample(&s->fmt, d, len, &smp) < 0) {
+			s->ctx.pend_bad++;
+			goto bad;
+		}
+	} else if (s->fmt.sample_id_all) {
+		if (len < sizeof(struct perf_event_header) + s->fmt.trailer_size)
+			goto bad;
+		sync_format__parse_trailer(&s->fmt, d, len, &smp);
+	} else {
+		memset(&smp, 0, sizeof(smp));
+	}
+	/*
+	 * A sample of a process we know nothing about: read its /proc entry
+	 * now, while it most likely still exists, rather than at the flush.
+	 */
+	if (type == PERF_RECORD_SAMPLE && s->tasks.live && smp.pid &&
+	    !procs__find(&s->tasks.procs, smp.pid))
+		sync_tasks__lookup(&s->tasks, smp.pid, NULL);
+	if (cpu < 0)
+		cpu = smp.has_cpu ? (int)smp.cpu : 0;
+	if (cpu < 0 || cpu >= SYNC_CPU_MAX)
+		goto bad;
+	time = sync_queue__stamp(&s->queue, (uint32_t)cpu, smp.has_time, smp.time);
+	r = sync_rec__new(d, len);
+	if (!r)
+		return -ENOMEM;
+	r->time = sync_time__shift(time, s->time_offset);
+	if (sync_queue__late(&s->queue, r->time))
+		s->st.late++;
+	r->cpu = (uint32_t)cpu;
+	ret = sync__queue_rec(s, r);
+	if (ret < 0)
+		free(r);
+	return ret;
+
+bad:
+	s->st.bad_records++;
+	return 0;
+}
+
+int sync__event_index(struct sync *s, const struct sync_sample *d)
+{
+	int idx = sync_ids__index(&s->ids, d);
+
+	if (idx < 0) {
+		s->ctx.pend_bad++;
+		return -EBADMSG;
+	}
+	return idx;
+}
+
+int sync__emit(struct sync *s, const struct sync_place *p, struct dp_words *out)
+{
+	int ret = sync_ctx__sample(&s->ctx, &s->tasks.images, p, out);
+
+	if (ret < 0)
+		return ret;
+	s->st.samples++;
+	return 0;
+}
+
+int sync__resolve(struct sync *s, uint16_t cpumode, const struct sync_sample *d,
+		  struct hs_proc *proc, uint32_t kmode, uint32_t umode, struct sync_place *p)
+{
+	switch (cpumode) {
+	case PERF_RECORD_MISC_KERNEL:
+	case PERF_RECORD_MISC_HYPERVISOR:
+		p->mode = kmode;
+		p->img = kernel__resolve(&s->tasks.kernel, d->ip, &p->offset);
+		return 0;
+	case PERF_RECORD_MISC_USER:
+		p->mode = umode;
+		if (!proc || !proc->known) {
+			s->st.no_task++;
+			s->ctx.pend_no_task++;
+			return 1;
+		}
+		p->img = sync_tasks__resolve_user(proc, d->ip, &p->offset);
+		return 0;
+	default:
+		p->mode = d->ip >> 63 ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER;
+		return 0;
+	}
+}
+
+int sync__place(struct sync *s, const struct sync_rec *r, const struct sync_sample *d,
+		const struct hs_proc *proc, struct sync_place *p, uint32_t idx,
+		struct dp_words *out)
+{
+	if (!p->img) {
+		p->img = sync_tasks__unknown(&s->tasks);
+		if (!p->img)
+			return -ENOMEM;
+		p->offset = 0;
+		s->st.unknown++;
+	}
+	p->cpu = r->cpu;
+	p->time = r->time;
+	p->tgid = d->pid;
+	p->tid = d->tid;
+	p->app = sync_tasks__app(&s->tasks, proc, d->pid);
+	p->event = idx;
+	return sync__emit(s, p, out);
+}
+
+static int do_sample(struct sync *s, const struct sync_rec *r, struct dp_words *out)
+{
+	struct sync_sample d;
+
+	if (sync_format__parse_sample(&s->fmt, r->data, r->len, &d) < 0) {
+		s->ctx.pend_bad++;
+		return -EBADMSG;
+	}
+	return s->ops->sample(s, r, &d, out);
+}
+
+/* LOST, LOST_SAMPLES and THROTTLE: counted, and said in the words. */
+static int do_loss(struct sync *s, const struct sync_rec *r, uint32_t type, struct dp_words *out)
+{
+	size_t blen = sync_format__body_len(&s->fmt, r->len);
+	uint64_t n;
+
+	if (type == PERF_RECORD_THROTTLE) {
+		if (blen < 8 + 24)
+			return -EBADMSG;
+		s->st.throttled++;
+		return dp_emit__throttle(out, r->cpu, 1);
+	}
+	if (blen < (type == PERF_RECORD_LOST ? 16u : 8u) + 8)
+		return -EBADMSG;
+	n = rec_get64(r->data + (type == PERF_RECORD_LOST ? 16 : 8));
+	s->st.lost += n;
+	if (s->ops->lost)
+		s->ops->lost(s, r->cpu);
+	return dp_emit__lost(out, r->cpu, n);
+}
+
+static int process(struct sync *s, const struct sync_rec *r, struct dp_words *out)
+{
+	const uint8_t *d = r->data;
+	uint32_t type;
+	size_t blen;
+
+	if (r->handoff)
+		return s->ops->handoff(s, r, out);
+	type = rec_get32(d);
+	blen = sync_format__body_len(&s->fmt, r->len);
+	switch (type) {
+	case PERF_RECORD_SAMPLE:
+		return do_sample(s, r, out);
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return s->ops->cpu_switch(s, r);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return sync_tasks__mmap(&s->tasks, d, blen, type == PERF_RECORD_MMAP2, out);
+	case PERF_RECORD_COMM:
+		return sync_tasks__comm(&s->tasks, d, blen, out);
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return sync_tasks__fork_exit(&s->tasks, d, blen, type == PERF_RECORD_FORK);
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_THROTTLE:
+		return do_loss(s, r, type, out);
+	default:
+		return 0;
+	}
+}
+
+int sync__flush(struct sync *s, uint64_t horizon, struct dp_words *out)
+{
+	struct sync_rec *r;
+	int ret = 0;
+
+	while ((r = sync_queue__pop(&s->queue, horizon))) {
+		ret = process(s, r, out);
+		free(r);
+		if (ret == -EBADMSG) {
+			s->st.bad_records++;
+			ret = 0;
+		}
+		if (ret < 0)
+			break;
+	}
+	if (!ret && s->ops->flushed)
+		ret = s->ops->flushed(s, horizon, out);
+	if (!ret)
+		ret = sync_ctx__drops(&s->ctx, out);
+	sync_queue__done(&s->queue, horizon);
+	return ret;
+}

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Context emission of the sync stage (host/sync/context.c): only the switch
+ * words that change, TIME once per millisecond, IMAGE_DEF at first use,
+ * restating after another producer, COMM under its domain, DROPPED.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "host/sync/context.h"
+
+/* Codes and samples as "NAME a b;" / "S off ev;" items (strings left out). */
+static void expect(struct dp_words *w, const char *want)
+{
+	char got[2048] = "";
+	struct dp_item it;
+	size_t pos = 0, n = 0;
+
+	while (pos < w->n) {
+		assert_int_equal(dp_words__next(w->w, w->n, &pos, &it), 1);
+		if (it.is_sample) {
+			n += (size_t)snprintf(got + n, sizeof(got) - n, "S %#llx %u; ",
+					      (unsigned long long)it.offset, it.event);
+			continue;
+		}
+		n += (size_t)snprintf(got + n, sizeof(got) - n, "%s", dp_code__name(it.code));
+		for (unsigned i = 0; i < it.nargs && i < 3; i++)
+			n += (size_t)snprintf(got + n, sizeof(got) - n, " %#llx",
+					      (unsigned long long)it.args[i]);
+		n += (size_t)snprintf(got + n, sizeof(got) - n, "; ");
+	}
+	if (strcmp(got, want))
+		fprintf(stderr, "# got:    %s\n# expect: %s\n", got, want);
+	assert_string_equal(got, want);
+	dp_words__reset(w);
+}
+
+static void test_switches_only_when_changed(void **state)
+{
+	struct hs_images images;
+	struct sync_ctx c;
+	struct dp_words out;
+	struct hs_image *k, *u;
+	struct sync_place p = {.cpu = 1, .time = 5000000, .tgid = 7, .tid = 8, .mode = 1};
+
+	(void)state;
+	images__init(&images);
+	images.id_base = 0x100;
+	dp_words__init(&out);
+	sync_ctx__init(&c);
+	k = images__special(&images, DP_IMAGE_KERNEL, "vmlinux", 0x1000, 0x2000);
+	u = images__special(&images, DP_IMAGE_UNKNOWN, "[unknown]", 0, 0);
+	assert_non_null(k);
+	assert_non_null(u);
+	p.img = k;
+	p.offset = 0x10;
+	assert_int_equal(sync_ctx__sample(&c, &images, &p, &out), 0);
+	/* The stream starts in the host domain: no DOMAIN_SWITCH for it. */
+	expect(&out, "CPU_SWITCH 0x1; TIME 0x4c4b40; TASK_SWITCH 0x7 0x8 0; "
+		     "IMAGE_DEF 0x101 0x2 0; IMAGE_SWITCH 0x101 0x1; S 0x10 0; ");
+	/* Same context, under a millisecond later: the sample alone. */
+	p.time += 999999;
+	p.offset = DP_ESCAPE; /* written as 0 */
+	assert_int_equal(sync_ctx__sample(&c, &images, &p, &out), 0);
+	expect(&out, "S 0 0; ");
+	/* A millisecond on, another image and domain. */
+	p.time += 1;
+	p.img = u;
+	p.dom = 3;
+	p.event = 2;
+	p.offset = 0;
+	assert_int_equal(sync_ctx__sample(&c, &images, &p, &out), 0);
+	expect(&out, "TIME 0x5b8d80; DOMAIN_SWITCH 0x3; IMAGE_DEF 0x102 0x5 0; "
+		     "IMAGE_SWITCH 0x102 0x1; S 0 2; ");
+	/* Another producer wrote: everything again, images already defined. */
+	sync_ctx__restate(&c);
+	assert_int_equal(sync_ctx__sample(&c, &images, &p, &out), 0);
+	expect(&out, "CPU_SWITCH 0x1; TIME 0x5b8d80; DOMAIN_SWITCH 0x3; TASK_SWITCH 0x7 0x8 0; "
+		     "IMAGE_SWITCH 0x102 0x1; S 0 2; ");
+	/* A COMM goes under its task's domain. */
+	assert_int_equal(sync_ctx__comm(&c, 0, 9, 9, "x", 1, &out), 0);
+	assert_int_equal(sync_ctx__comm(&c, 0, 9, 10, "y", 1, &out), 0);
+	expect(&out, "DOMAIN_SWITCH 0; COMM 0x9 0x9 0x1; COMM 0x9 0xa 0x1; ");
+	/* Drops are said once, then cleared. */
+	c.pend_bad = 2;
+	assert_int_equal(sync_ctx__drops(&c, &out), 0);
+	c.pend_no_task = 1;
+	assert_int_equal(sync_ctx__drops(&c, &out), 0);
+	assert_int_equal(sync_ctx__drops(&c, &out), 0);
+	expect(&out, "DROPPED 0x2 0x2; DROPPED 0x1 0x1; ");
+	dp_words__fini(&out);
+	images__fini(&images);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_switches_only_when_changed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

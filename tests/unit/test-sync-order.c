@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Time ordering of the sync stage (host/sync/order.c): CPUs merged up to a horizon. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "host/sync/order.h"
+
+/* A record whose data is its tag, stamped as a record of cpu without (has_time false) or with time.
+ */
+static void push(struct sync_queue *q, uint32_t cpu, bool has_time, uint64_t time, int tag)
+{
+	struct sync_rec *r = sync_rec__new(&tag, sizeof(tag));
+
+	assert_non_null(r);
+	r->cpu = cpu;
+	r->time = sync_queue__stamp(q, cpu, has_time, time);
+	assert_int_equal(sync_queue__push(q, r), 0);
+}
+
+/* Pop up to horizon; the tags in order, then -1. */
+static void expect(struct sync_queue *q, uint64_t horizon, const int *tags)
+{
+	struct sync_rec *r;
+	size_t i = 0;
+
+	while ((r = sync_queue__pop(q, horizon))) {
+		int tag;
+
+		memcpy(&tag, r->data, sizeof(tag));
+		assert_int_equal(tag, tags[i]);
+		i++;
+		free(r);
+	}
+	assert_int_equal(tags[i], -1);
+	sync_queue__done(q, horizon);
+}
+
+static void test_cpus_merged_up_to_horizon(void **state)
+{
+	struct sync_queue *q = calloc(1, sizeof(*q));
+	static const int first[] = {1, 4, 2, 5, 6, -1}, second[] = {3, 7, -1}, none[] = {-1};
+
+	(void)state;
+	assert_non_null(q);
+	/* Each CPU in order, the CPUs interleaved in time; 5 and 6 tie 2 and came later. */
+	push(q, 0, true, 100, 1);
+	push(q, 0, true, 300, 2);
+	push(q, 0, true, 500, 3);
+	push(q, 1, true, 200, 4);
+	push(q, 1, true, 300, 5);
+	/* No time of its own: the CPU's last one. */
+	push(q, 1, false, 0, 6);
+	push(q, 1, true, 900, 7);
+	assert_int_equal(q->n, 7);
+	expect(q, 300, first);
+	/* Flushed to 300: a record at or before it is late. */
+	assert_true(sync_queue__late(q, 300));
+	assert_false(sync_queue__late(q, 301));
+	expect(q, 200, none);
+	/* A lower horizon does not move the one done back. */
+	assert_true(sync_queue__late(q, 300));
+	expect(q, UINT64_MAX, second);
+	assert_int_equal(q->n, 0);
+	sync_queue__fini(q);
+	free(q);
+}
+
+static void test_many_records_stay_ordered(void **state)
+{
+	struct sync_queue *q = calloc(1, sizeof(*q));
+	struct sync_rec *r;
+	uint64_t last = 0, seq = 0;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(q);
+	for (int i = 0; i < 10000; i++)
+		push(q, (uint32_t)(i % 4), true, (uint64_t)((i * 7919) % 5000), i);
+	while ((r = sync_queue__pop(q, UINT64_MAX))) {
+		assert_true(r->time > last || (r->time == last && (n == 0 || r->seq > seq)));
+		last = r->time;
+		seq = r->seq;
+		n++;
+		free(r);
+	}
+	assert_int_equal(n, 10000);
+	/* Records left queued are freed with the queue. */
+	push(q, 0, true, 1, 1);
+	sync_queue__fini(q);
+	free(q);
+}
+
+static void test_time_shift(void **state)
+{
+	(void)state;
+	assert_int_equal(sync_time__shift(5000, -1000), 4000);
+	assert_int_equal(sync_time__shift(500, -1000), 0);
+	assert_int_equal(sync_time__shift(500, 1000), 1500);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpus_merged_up_to_horizon),
+		cmocka_unit_test(test_many_records_stay_ordered),
+		cmocka_unit_test(test_time_shift),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The task model of the sync stage (host/sync/tasks.c): maps and names from
+ * MMAP2/COMM/FORK/EXIT bodies, fork copying, exec clearing, exit dropping,
+ * kernel threads of a guest, and the /proc scan of a fake procfs.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include <linux/perf_event.h>
+
+#include "host/sync/tasks.h"
+
+struct body {
+	uint8_t b[256];
+	size_t n;
+};
+
+static void put(struct body *r, const void *p, size_t n)
+{
+	memcpy(r->b + r->n, p, n);
+	r->n += n;
+}
+
+static void begin(struct body *r, uint32_t type, uint16_t misc)
+{
+	struct perf_event_header h = {.type = type, .misc = misc};
+
+	r->n = 0;
+	put(r, &h, sizeof(h));
+}
+
+static void mmap2(struct body *r, uint32_t pid, uint64_t start, uint64_t len, const char *name)
+{
+	uint64_t v[6] = {start, len, 0, 0, 7 /* ino */, 0};
+	uint32_t prot = PROT_READ | PROT_EXEC, flags = 0;
+	char nm[64] = {0};
+
+	begin(r, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	put(r, &pid, 4);
+	put(r, &pid, 4);
+	put(r, v, 3 * 8); /* start, len, pgoff */
+	put(r, v + 3, 8); /* maj, min */
+	put(r, v + 4, 8); /* ino */
+	put(r, v + 5, 8); /* ino_generation */
+	put(r, &prot, 4);
+	put(r, &flags, 4);
+	snprintf(nm, sizeof(nm), "%s", name);
+	put(r, nm, (strlen(nm) + 8) & ~(size_t)7);
+}
+
+static void comm(struct body *r, uint32_t pid, uint32_t tid, const char *c, bool exec)
+{
+	char nm[16] = {0};
+
+	begin(r, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
+	put(r, &pid, 4);
+	put(r, &tid, 4);
+	snprintf(nm, sizeof(nm), "%s", c);
+	put(r, nm, 16);
+}
+
+static void task(struct body *r, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid)
+{
+	uint64_t time = 0;
+
+	begin(r, type, 0);
+	put(r, &pid, 4);
+	put(r, &ppid, 4);
+	put(r, &tid, 4);
+	put(r, &ppid, 4);
+	put(r, &time, 8);
+}
+
+/* The names the model told, as "tgid/tid=comm " items. */
+static char said[1024];
+
+static int on_comm(void *arg, uint32_t tgid, uint32_t tid, const char *c, size_t len,
+		   struct dp_words *out)
+{
+	size_t n = strlen(said);
+
+	snprintf(said + n, sizeof(said) - n, "%u/%u=%.*s ", tgid, tid, (int)len, c);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	struct sync_tasks *t = calloc(1, sizeof(*t));
+
+	assert_non_null(t);
+	assert_int_equal(sync_tasks__init(t, 0, false, on_comm, NULL), 0);
+	/* No real /proc: nothing is read lazily. */
+	t->procfs = "/nonexistent-procfs";
+	said[0] = '\0';
+	*state = t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	sync_tasks__fini(*state);
+	free(*state);
+	return 0;
+}
+
+static const char *user_image(struct sync_tasks *t, uint32_t pid, uint64_t pc, uint64_t *offset)
+{
+	struct hs_proc *p = procs__find(&t->procs, pid);
+	struct hs_image *img = p ? sync_tasks__resolve_user(p, pc, offset) : NULL;
+
+	return img ? img->name : NULL;
+}
+
+static void test_fork_exec_exit(void **state)
+{
+	struct sync_tasks *t = *state;
+	struct dp_words out;
+	struct body r;
+	uint64_t off = 0;
+
+	dp_words__init(&out);
+	mmap2(&r, 10, 0x400000, 0x1000, "/usr/bin/parent");
+	assert_int_equal(sync_tasks__mmap(t, r.b, r.n, true, &out), 0);
+	comm(&r, 10, 10, "parent", false);
+	assert_int_equal(sync_tasks__comm(t, r.b, r.n, &out), 0);
+	/* The same name again: nothing to say. */
+	assert_int_equal(sync_tasks__comm(t, r.b, r.n, &out), 0);
+	assert_string_equal(said, "10/10=parent ");
+	assert_string_equal(user_image(t, 10, 0x400010, &off), "/usr/bin/parent");
+	assert_int_equal(off, 0x10);
+
+	/* A fork copies maps, name and binary; a new thread is not a process. */
+	task(&r, PERF_RECORD_FORK, 11, 10, 11);
+	assert_int_equal(sync_tasks__fork_exit(t, r.b, r.n, true), 0);
+	task(&r, PERF_RECORD_FORK, 10, 10, 12);
+	assert_int_equal(sync_tasks__fork_exit(t, r.b, r.n, true), 0);
+	assert_null(procs__find(&t->procs, 12));
+	assert_string_equal(user_image(t, 11, 0x400020, &off), "/usr/bin/parent");
+	assert_string_equal(procs__find(&t->procs, 11)->comm, "parent");
+	assert_ptr_equal(sync_tasks__app(t, procs__find(&t->procs, 11), 11),
+			 procs__find(&t->procs, 10)->app);
+
+	/* An exec clears the child's maps; its new ones are its own. */
+	comm(&r, 11, 11, "child", true);
+	assert_int_equal(sync_tasks__comm(t, r.b, r.n, &out), 0);
+	assert_null(user_image(t, 11, 0x400020, &off));
+	assert_null(sync_tasks__app(t, procs__find(&t->procs, 11), 11));
+	assert_true(procs__find(&t->procs, 11)->known);
+	mmap2(&r, 11, 0x500000, 0x2000, "/usr/bin/child");
+	assert_int_equal(sync_tasks__mmap(t, r.b, r.n, true, &out), 0);
+	assert_string_equal(user_image(t, 11, 0x501000, &off), "/usr/bin/child");
+	assert_string_equal(user_image(t, 10, 0x400000, &off), "/usr/bin/parent");
+
+	/* A thread's exit leaves the process; the leader's drops it. */
+	task(&r, PERF_RECORD_EXIT, 11, 11, 13);
+	assert_int_equal(sync_tasks__fork_exit(t, r.b, r.n, false), 0);
+	assert_non_null(procs__find(&t->procs, 11));
+	task(&r, PERF_RECORD_EXIT, 11, 11, 11);
+	assert_int_equal(sync_tasks__fork_exit(t, r.b, r.n, false), 0);
+	assert_null(procs__find(&t->procs, 11));
+	assert_string_equal(said, "10/10=parent 11/11=child ");
+
+	/* A fork of an unknown parent knows nothing; pid 0 is the idle task. */
+	task(&r, PERF_RECORD_FORK, 21, 20, 21);
+	assert_int_equal(sync_tasks__fork_exit(t, r.b, r.n, true), 0);
+	assert_false(procs__find(&t->procs, 21)->known);
+	assert_true(sync_tasks__has_user_space(t, 21));
+	assert_false(sync_tasks__has_user_space(t, 0));
+	assert_null(sync_tasks__app(t, NULL, 0)); /* no kernel loaded */
+
+	/* Short bodies are refused. */
+	assert_int_equal(sync_tasks__mmap(t, r.b, 40, true, &out), -EBADMSG);
+	assert_int_equal(sync_tasks__comm(t, r.b, 16, &out), -EBADMSG);
+	assert_int_equal(sync_tasks__fork_exit(t, r.b, 31, true), -EBADMSG);
+	dp_words__fini(&out);
+}
+
+static void test_guest_kernel_threads(void **state)
+{
+	struct sync_tasks *t = *state;
+	struct dp_words out;
+	struct body r;
+
+	dp_words__init(&out);
+	t->kthreadd = true;
+	mmap2(&r, 2, 0x400000, 0x1000, "/bin/odd");
+	assert_int_equal(sync_tasks__mmap(t, r.b, r.n, true, &out), 0);
+	task(&r, PERF_RECORD_FORK, 60, 2, 60);
+	assert_int_equal(sync_tasks__fork_exit(t, r.b, r.n, true), 0);
+	assert_true(procs__find(&t->procs, 60)->kthread);
+	assert_false(sync_tasks__has_user_space(t, 60));
+	assert_int_equal(procs__find(&t->procs, 60)->nmaps, 0);
+	dp_words__fini(&out);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_scan(void **state)
+{
+	struct sync_tasks *t = *state;
+	char dir[] = "/tmp/test-sync-tasks-XXXXXX", p[256], cmd[300];
+	uint64_t skipped = 0;
+	struct dp_words out;
+
+	dp_words__init(&out);
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/42", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/42/comm", dir);
+	write_file(p, "daemon\n");
+	snprintf(p, sizeof(p), "%s/42/maps", dir);
+	write_file(p, "00400000-00401000 r-xp 00000000 08:01 99 /usr/sbin/daemon\n");
+	snprintf(p, sizeof(p), "%s/42/task/43", dir);
+	assert_int_equal(system((snprintf(cmd, sizeof(cmd), "mkdir -p %s", p), cmd)), 0);
+	snprintf(p, sizeof(p), "%s/42/task/43/comm", dir);
+	write_file(p, "worker\n");
+	t->procfs = dir;
+	assert_int_equal(sync_tasks__scan(t, &out, &skipped), 0);
+	assert_true(t->live);
+	assert_string_equal(said, "0/0=swapper 42/42=daemon 42/43=worker ");
+	assert_int_equal(skipped, 0);
+	assert_true(procs__find(&t->procs, 42)->known);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	dp_words__fini(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fork_exec_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_guest_kernel_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
