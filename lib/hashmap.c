@@ -11,7 +11,7 @@
 void dp_hashmap__init(struct dp_hashmap *m, size_t min_buckets)
 {
 	*m = (struct dp_hashmap){
-		.min_buckets = min_buckets ? min_buckets : DP_HASHMAP_MIN_BUCKETS,
+		.min_buckets = min_buckets,
 	};
 }
 
@@ -27,7 +27,9 @@ void dp_hashmap__fini(struct dp_hashmap *m)
 
 static int dp_hashmap__grow(struct dp_hashmap *m)
 {
-	size_t nb = m->nbuckets ? m->nbuckets * 2 : m->min_buckets;
+	size_t nb = m->nbuckets	     ? m->nbuckets * 2
+		    : m->min_buckets ? m->min_buckets
+				     : DP_HASHMAP_MIN_BUCKETS;
 	struct dp_hnode **b;
 
 	if (nb < m->nbuckets)

@@ -52,7 +52,10 @@ static inline uint64_t dp_hash_str(const char *s)
 	return fnv1a64(s, strlen(s));
 }
 
-/* An empty map whose first allocation has min_buckets (a power of two; 0: 1024). */
+/*
+ * An empty map whose first allocation has min_buckets (a power of two; 0:
+ * 1024). A zeroed struct dp_hashmap is the same as min_buckets 0.
+ */
 void dp_hashmap__init(struct dp_hashmap *m, size_t min_buckets);
 /* Frees the buckets (not the entries) and leaves the map empty; NULL is fine. */
 void dp_hashmap__fini(struct dp_hashmap *m);
