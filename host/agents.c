@@ -23,6 +23,7 @@
 #include <linux/perf_event.h>
 
 #include "domprof/agentlink.h"
+#include "domprof/clock.h"
 #include "domprof/hostsync.h"
 #include "domprof/words.h"
 #include "host/agents.h"
@@ -439,12 +440,10 @@ static const struct agentlink_cbs cbs = {
 int ragents__new(struct ragents **out)
 {
 	struct ragents *ra = calloc(1, sizeof(*ra));
-	struct timespec ts;
 
 	if (!ra)
 		return -ENOMEM;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ra->start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	ra->start_ns = dp_now_ns();
 	*out = ra;
 	return 0;
 }

@@ -20,8 +20,10 @@
 
 #include <linux/perf_event.h>
 
+#include "domprof/clock.h"
 #include "domprof/collector.h"
 #include "domprof/hostsync.h"
+#include "domprof/mem.h"
 #include "domprof/words.h"
 
 #define MAX_CPUS    4096
@@ -64,14 +66,6 @@ struct collector {
 	uint8_t copy[COPY_MAX];
 	char warn[512];
 };
-
-uint64_t collector__now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
@@ -190,15 +184,8 @@ static void fill_attr(const struct collector *c, unsigned idx, bool sideband,
 
 static int add_fd(struct collector *c, int fd, uint32_t idx, uint32_t slot)
 {
-	if (c->nfds == c->capfds) {
-		size_t cap = c->capfds ? c->capfds * 2 : 64;
-		struct cfd *v = realloc(c->fds, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->fds = v;
-		c->capfds = cap;
-	}
+	if (dp_ensure(c->fds, c->capfds, c->nfds + 1) < 0)
+		return -ENOMEM;
 	c->fds[c->nfds].fd = fd;
 	c->fds[c->nfds].idx = idx;
 	c->fds[c->nfds].cpu_slot = slot;
@@ -562,7 +549,7 @@ int collector__register_ids(const struct collector *c, struct hostsync *hs)
 int collector__start(struct collector *c, char *errbuf, size_t errlen)
 {
 	errbuf[0] = '\0';
-	c->last_now = collector__now();
+	c->last_now = dp_now_ns();
 	if (c->opts.target != COLLECT_CMD) {
 		for (size_t i = 0; i < c->nfds; i++) {
 			if (ioctl(c->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
@@ -692,7 +679,7 @@ static int drain_ring(struct collector *c, struct ring *rg, struct hostsync *hs)
 
 int collector__drain(struct collector *c, struct hostsync *hs, uint64_t *horizon)
 {
-	uint64_t now = collector__now();
+	uint64_t now = dp_now_ns();
 	int r = 0;
 
 	for (unsigned i = 0; i < c->ncpus_online && r >= 0; i++)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "domprof/hashmap.h"
 #include "domprof/hostsync.h"
 #include "domprof/words.h"
 
@@ -82,14 +83,12 @@ struct hs_proc {
 	struct hs_image *app;
 	struct hs_map *maps;
 	size_t nmaps, cap;
-	size_t last; /* index of the last map hit */
-	struct hs_proc *next;
+	size_t last;	      /* index of the last map hit */
+	struct dp_hnode node; /* in hs_procs, by tgid */
 };
 
 struct hs_procs {
-	struct hs_proc **buckets;
-	size_t nbuckets;
-	size_t n;
+	struct dp_hashmap map;
 };
 
 int procs__init(struct hs_procs *p);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "domprof/hashmap.h"
@@ -27,13 +28,14 @@ void dp_hashmap__fini(struct dp_hashmap *m)
 
 static int dp_hashmap__grow(struct dp_hashmap *m)
 {
-	size_t nb = m->nbuckets	     ? m->nbuckets * 2
-		    : m->min_buckets ? m->min_buckets
-				     : DP_HASHMAP_MIN_BUCKETS;
+	size_t nb = m->min_buckets ? m->min_buckets : DP_HASHMAP_MIN_BUCKETS;
 	struct dp_hnode **b;
 
-	if (nb < m->nbuckets)
-		return -ENOMEM;
+	if (m->nbuckets) {
+		if (m->nbuckets > SIZE_MAX / 2 / sizeof(*b))
+			return -ENOMEM;
+		nb = m->nbuckets * 2;
+	}
 	b = calloc(nb, sizeof(*b));
 	if (!b)
 		return -ENOMEM;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domprof/clock.h"
 #include "vmm-int.h"
 
 /* ---- pure parsers, built with or without libvirt ---- */
@@ -271,7 +272,7 @@ static void queue_push(struct lv_queue *q, enum vmm_lv_ev_type type, virDomainPt
 	} else {
 		e = &q->ev[(q->head + q->n++) % LV_QUEUE_MAX];
 		e->type = type;
-		e->time_ns = vmm__now_ns();
+		e->time_ns = dp_now_ns();
 		if (virDomainGetUUID(dom, e->uuid) < 0)
 			q->n--;
 	}
@@ -409,7 +410,7 @@ void vmm_lv__close(struct vmm_lv *lv)
 static void lv_reconnect(struct vmm_lv *lv)
 {
 	char err[256];
-	uint64_t now = vmm__now_ns();
+	uint64_t now = dp_now_ns();
 
 	if (lv->conn && virConnectIsAlive(lv->conn) == 1)
 		return;

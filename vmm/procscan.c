@@ -19,14 +19,6 @@
 
 #include "vmm-int.h"
 
-uint64_t vmm__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int proc_path(char *buf, size_t cap, const char *procfs, pid_t pid, const char *file)
 {
 	int n;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domprof/clock.h"
 #include "vmm-int.h"
 
 #define DEFAULT_URI	     "qemu:///system"
@@ -453,7 +454,7 @@ static int refresh_threads(struct vmm *v, struct vdom *d, bool *changed)
 		}
 	}
 	d->task_nlink = nlink;
-	d->threads_ns = vmm__now_ns();
+	d->threads_ns = dp_now_ns();
 	if (n == d->pub.nthreads && trunc == d->pub.threads_truncated &&
 	    single == d->pub.single_tcg_thread && !memcmp(t, d->pub.threads, n * sizeof(*t)))
 		return 0;
@@ -640,7 +641,7 @@ static void free_expired(struct vmm *v, uint64_t now, bool *dirty)
 
 static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 {
-	uint64_t now = vmm__now_ns();
+	uint64_t now = dp_now_ns();
 	bool dirty = false;
 	unsigned ncand, nev;
 	int err = 0;
@@ -689,7 +690,7 @@ static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 	}
 
 	ncand = gather(v);
-	now = vmm__now_ns();
+	now = dp_now_ns();
 	for (unsigned i = 0; i < v->ndoms; i++)
 		v->doms[i]->seen = false;
 	for (unsigned i = 0; i < ncand; i++) {
