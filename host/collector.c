@@ -22,6 +22,7 @@
 
 #include "domprof/clock.h"
 #include "domprof/collector.h"
+#include "domprof/errbuf.h"
 #include "domprof/hostsync.h"
 #include "domprof/mem.h"
 #include "domprof/words.h"
@@ -130,8 +131,8 @@ static int setup_events(struct collector *c, char *errbuf, size_t errlen)
 		struct collector_event *e;
 
 		if (c->nev + (s->software ? 1 : 2) > DP_MAX_EVENTS) {
-			snprintf(errbuf, errlen, "too many events (at most %d counters)",
-				 DP_MAX_EVENTS);
+			dp_errbuf__set(errbuf, errlen, "too many events (at most %d counters)",
+				       DP_MAX_EVENTS);
 			return -E2BIG;
 		}
 		e = &c->ev[c->nev++];
@@ -261,39 +262,40 @@ static int open_one(struct collector *c, unsigned idx, pid_t pid, uint32_t slot,
 			return 1;
 		}
 		if (fd == -ENOENT || fd == -ENODEV || fd == -EOPNOTSUPP) {
-			snprintf(errbuf, errlen,
-				 "cannot open event %s: %s; this machine has no hardware PMU for "
-				 "it; use cpu-clock",
-				 e->spec.name, strerror(-fd));
+			dp_errbuf__set(
+				errbuf, errlen,
+				"cannot open event %s: %s; this machine has no hardware PMU for "
+				"it; use cpu-clock",
+				e->spec.name, strerror(-fd));
 			return fd;
 		}
 	}
 	if (fd < 0) {
-		snprintf(errbuf, errlen, "cannot open event %s on CPU %u: %s", e->spec.name,
-			 c->cpus[slot], errno_hint(fd));
+		dp_errbuf__set(errbuf, errlen, "cannot open event %s on CPU %u: %s", e->spec.name,
+			       c->cpus[slot], errno_hint(fd));
 		return fd;
 	}
 	if (!c->rings[slot].base) {
 		r = map_ring(c, slot, fd);
 		if (r < 0) {
-			snprintf(errbuf, errlen, "cannot map the ring buffer of CPU %u: %s%s",
-				 c->cpus[slot], strerror(-r),
-				 r == -EPERM ? " (raise /proc/sys/kernel/perf_event_mlock_kb)"
-					     : "");
+			dp_errbuf__set(errbuf, errlen, "cannot map the ring buffer of CPU %u: %s%s",
+				       c->cpus[slot], strerror(-r),
+				       r == -EPERM ? " (raise /proc/sys/kernel/perf_event_mlock_kb)"
+						   : "");
 			close(fd);
 			return r;
 		}
 	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->rings[slot].fd) < 0) {
 		r = -errno;
-		snprintf(errbuf, errlen, "cannot share the ring of CPU %u: %s", c->cpus[slot],
-			 strerror(-r));
+		dp_errbuf__set(errbuf, errlen, "cannot share the ring of CPU %u: %s", c->cpus[slot],
+			       strerror(-r));
 		close(fd);
 		return r;
 	}
 	r = add_fd(c, fd, idx, slot);
 	if (r < 0) {
 		close(fd);
-		snprintf(errbuf, errlen, "cannot read an event id: %s", strerror(-r));
+		dp_errbuf__set(errbuf, errlen, "cannot read an event id: %s", strerror(-r));
 	}
 	return r;
 }
@@ -323,14 +325,14 @@ static int open_pid(struct collector *c, char *errbuf, size_t errlen)
 	int r = 0;
 
 	if (c->opts.pid <= 0) {
-		snprintf(errbuf, errlen, "invalid PID %d", (int)c->opts.pid);
+		dp_errbuf__set(errbuf, errlen, "invalid PID %d", (int)c->opts.pid);
 		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)c->opts.pid);
 	d = opendir(path);
 	if (!d) {
 		r = -errno;
-		snprintf(errbuf, errlen, "no process with PID %d", (int)c->opts.pid);
+		dp_errbuf__set(errbuf, errlen, "no process with PID %d", (int)c->opts.pid);
 		return r == -ENOENT ? -ESRCH : r;
 	}
 	while ((de = readdir(d)) && n < MAX_THREADS) {
@@ -346,7 +348,7 @@ static int open_pid(struct collector *c, char *errbuf, size_t errlen)
 	}
 	closedir(d);
 	if (r >= 0 && !c->nfds) {
-		snprintf(errbuf, errlen, "no process with PID %d", (int)c->opts.pid);
+		dp_errbuf__set(errbuf, errlen, "no process with PID %d", (int)c->opts.pid);
 		return -ESRCH;
 	}
 	return r;
@@ -359,7 +361,7 @@ static int fork_child(struct collector *c, char *errbuf, size_t errlen)
 	pid_t pid;
 
 	if (!c->opts.argv || !c->opts.argv[0]) {
-		snprintf(errbuf, errlen, "no command given after --");
+		dp_errbuf__set(errbuf, errlen, "no command given after --");
 		return -EINVAL;
 	}
 	if (pipe2(go, O_CLOEXEC) < 0)
@@ -377,7 +379,7 @@ static int fork_child(struct collector *c, char *errbuf, size_t errlen)
 		close(go[1]);
 		close(err[0]);
 		close(err[1]);
-		snprintf(errbuf, errlen, "cannot fork: %s", strerror(-r));
+		dp_errbuf__set(errbuf, errlen, "cannot fork: %s", strerror(-r));
 		return r;
 	}
 	if (pid == 0) {
@@ -413,7 +415,7 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 
 	errbuf[0] = '\0';
 	if (!opts || !opts->nevents || !opts->events) {
-		snprintf(errbuf, errlen, "no events");
+		dp_errbuf__set(errbuf, errlen, "no events");
 		return -EINVAL;
 	}
 	c = calloc(1, sizeof(*c));
@@ -428,8 +430,8 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 	if (!c->opts.mmap_pages)
 		c->opts.mmap_pages = COLLECTOR_DEFAULT_PAGES;
 	if (c->opts.mmap_pages & (c->opts.mmap_pages - 1) || c->opts.mmap_pages > (1u << 20)) {
-		snprintf(errbuf, errlen, "--mmap-pages must be a power of two (got %u)",
-			 c->opts.mmap_pages);
+		dp_errbuf__set(errbuf, errlen, "--mmap-pages must be a power of two (got %u)",
+			       c->opts.mmap_pages);
 		r = -EINVAL;
 		goto err_free;
 	}
@@ -440,7 +442,7 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 	}
 	r = read_online_cpus(c);
 	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot read the online CPUs");
+		dp_errbuf__set(errbuf, errlen, "cannot read the online CPUs");
 		goto err_free;
 	}
 	c->rings = calloc(c->ncpus_online, sizeof(*c->rings));
@@ -473,7 +475,7 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 
 err_free:
 	if (!errbuf[0])
-		snprintf(errbuf, errlen, "%s", strerror(-r));
+		dp_errbuf__set(errbuf, errlen, "%s", strerror(-r));
 	collector__free(c);
 	return r;
 }
@@ -555,8 +557,8 @@ int collector__start(struct collector *c, char *errbuf, size_t errlen)
 			if (ioctl(c->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 				int r = -errno;
 
-				snprintf(errbuf, errlen, "cannot enable the events: %s",
-					 strerror(-r));
+				dp_errbuf__set(errbuf, errlen, "cannot enable the events: %s",
+					       strerror(-r));
 				return r;
 			}
 		}
@@ -569,7 +571,8 @@ int collector__start(struct collector *c, char *errbuf, size_t errlen)
 		ssize_t n;
 
 		if (write(c->go_fd, &b, 1) != 1) {
-			snprintf(errbuf, errlen, "cannot start the command: %s", strerror(errno));
+			dp_errbuf__set(errbuf, errlen, "cannot start the command: %s",
+				       strerror(errno));
 			return -EIO;
 		}
 		close(c->go_fd);
@@ -581,7 +584,8 @@ int collector__start(struct collector *c, char *errbuf, size_t errlen)
 		close(c->err_fd);
 		c->err_fd = -1;
 		if (n == (ssize_t)sizeof(e)) {
-			snprintf(errbuf, errlen, "cannot run %s: %s", c->opts.argv[0], strerror(e));
+			dp_errbuf__set(errbuf, errlen, "cannot run %s: %s", c->opts.argv[0],
+				       strerror(e));
 			waitpid(c->child, &c->child_status, 0);
 			c->child_exited = true;
 			return -e;

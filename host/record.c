@@ -15,6 +15,7 @@
 #include "domprof/clock.h"
 #include "domprof/collector.h"
 #include "domprof/daemon.h"
+#include "domprof/errbuf.h"
 #include "domprof/hostsync.h"
 #include "domprof/session.h"
 #include "domprof/stream.h"
@@ -64,7 +65,7 @@ static int fail(char *errbuf, size_t errlen, int r, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
+	dp_errbuf__vset(errbuf, errlen, fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -17,6 +17,7 @@
 
 #include "domprof/errbuf.h"
 #include "domprof/hex.h"
+#include "domprof/io.h"
 #include "domprof/mem.h"
 #include "domprof/passive.h"
 #include "passive/internal.h"
@@ -634,6 +635,7 @@ int passive_image__load(const char *path, struct passive_image **out, char *errb
 	struct stat st;
 	char *data = NULL;
 	size_t got = 0;
+	ssize_t n;
 	int fd, ret;
 
 	*out = NULL;
@@ -687,20 +689,13 @@ int passive_image__load(const char *path, struct passive_image **out, char *errb
 		ret = -ENOMEM;
 		goto out_close;
 	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, data + got, (size_t)st.st_size - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			ret = -errno;
-			dp_errbuf__set(errbuf, errlen, "cannot read %s: %s", path, strerror(-ret));
-			goto out_data;
-		}
-		if (!r)
-			break;
-		got += (size_t)r;
+	n = dp_read_in_full(fd, data, (size_t)st.st_size);
+	if (n < 0) {
+		ret = (int)n;
+		dp_errbuf__set(errbuf, errlen, "cannot read %s: %s", path, strerror(-ret));
+		goto out_data;
 	}
+	got = (size_t)n;
 	if (memchr(data, '\0', got)) {
 		dp_errbuf__set(errbuf, errlen,
 			       "%s: neither an ELF file nor a System.map or kallsyms text", path);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "domprof/clock.h"
+#include "domprof/errbuf.h"
 #include "vmm-int.h"
 
 /* ---- pure parsers, built with or without libvirt ---- */
@@ -323,7 +324,7 @@ static int lv_connect(struct vmm_lv *lv, char *errbuf, size_t errlen)
 	lv->cb_life = lv->cb_reboot = -1;
 	lv->conn = virConnectOpen(lv->uri);
 	if (!lv->conn) {
-		snprintf(errbuf, errlen, "%s", lv_errmsg());
+		dp_errbuf__set(errbuf, errlen, "%s", lv_errmsg());
 		/* Messages may end in a newline or carry control bytes; one line only. */
 		for (char *p = errbuf; *p; p++)
 			if ((unsigned char)*p < 0x20)
@@ -369,7 +370,7 @@ int vmm_lv__open(const char *uri, const char *procfs, struct vmm_lv **out, char 
 	*out = NULL;
 	pthread_once(&loop_once, loop_start);
 	if (loop_err) {
-		snprintf(errbuf, errlen, "libvirt could not be initialised");
+		dp_errbuf__set(errbuf, errlen, "libvirt could not be initialised");
 		return loop_err;
 	}
 	lv = calloc(1, sizeof(*lv));
@@ -627,7 +628,7 @@ int vmm_lv__open(const char *uri, const char *procfs, struct vmm_lv **out, char 
 	(void)uri;
 	(void)procfs;
 	*out = NULL;
-	snprintf(errbuf, errlen, "domprof was built without libvirt");
+	dp_errbuf__set(errbuf, errlen, "domprof was built without libvirt");
 	return -ENOTSUP;
 }
 

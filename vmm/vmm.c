@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "domprof/clock.h"
+#include "domprof/errbuf.h"
 #include "vmm-int.h"
 
 #define DEFAULT_URI	     "qemu:///system"
@@ -201,13 +202,13 @@ int vmm__parse_vmm_pid_at(const char *procfs, const char *arg, struct vmm_pid_ar
 
 	memset(out, 0, sizeof(*out));
 	if (!eq) {
-		snprintf(errbuf, errlen, "--vmm-pid wants NAME=PID, not '%.64s'", arg);
+		dp_errbuf__set(errbuf, errlen, "--vmm-pid wants NAME=PID, not '%.64s'", arg);
 		return -EINVAL;
 	}
 	nlen = (size_t)(eq - arg);
 	if (nlen == 0 || nlen >= sizeof(out->name)) {
-		snprintf(errbuf, errlen, "--vmm-pid: the name must be 1 to %d bytes",
-			 VMM_NAME_MAX - 1);
+		dp_errbuf__set(errbuf, errlen, "--vmm-pid: the name must be 1 to %d bytes",
+			       VMM_NAME_MAX - 1);
 		return -EINVAL;
 	}
 	memcpy(out->name, arg, nlen);
@@ -215,18 +216,19 @@ int vmm__parse_vmm_pid_at(const char *procfs, const char *arg, struct vmm_pid_ar
 		unsigned char c = (unsigned char)out->name[i];
 
 		if (c < 0x20 || c == 0x7f || c == '/') {
-			snprintf(errbuf, errlen,
-				 "--vmm-pid: the name may not hold '/' or control characters");
+			dp_errbuf__set(
+				errbuf, errlen,
+				"--vmm-pid: the name may not hold '/' or control characters");
 			return -EINVAL;
 		}
 	}
 	if (!strcmp(out->name, ".") || !strcmp(out->name, "..") || !strcmp(out->name, "host")) {
-		snprintf(errbuf, errlen, "--vmm-pid: '%s' cannot name a domain", out->name);
+		dp_errbuf__set(errbuf, errlen, "--vmm-pid: '%s' cannot name a domain", out->name);
 		return -EINVAL;
 	}
 	if (parse_pid(eq + 1, &out->pid)) {
-		snprintf(errbuf, errlen, "--vmm-pid %s: '%.32s' is not a process id", out->name,
-			 eq + 1);
+		dp_errbuf__set(errbuf, errlen, "--vmm-pid %s: '%.32s' is not a process id",
+			       out->name, eq + 1);
 		return -EINVAL;
 	}
 	return vmm_proc__check_vmm(procfs, out->pid, errbuf, errlen);
@@ -275,11 +277,11 @@ int vmm__new(const struct vmm_opts *opts, struct vmm **out, char *errbuf, size_t
 	if (errlen)
 		errbuf[0] = '\0';
 	if (opts->nvmm_pids > VMM_MAX_VMM_PIDS) {
-		snprintf(errbuf, errlen, "at most %d --vmm-pid", VMM_MAX_VMM_PIDS);
+		dp_errbuf__set(errbuf, errlen, "at most %d --vmm-pid", VMM_MAX_VMM_PIDS);
 		return -EINVAL;
 	}
 	if (opts->uri && opts->no_libvirt) {
-		snprintf(errbuf, errlen, "--connect and --no-libvirt exclude each other");
+		dp_errbuf__set(errbuf, errlen, "--connect and --no-libvirt exclude each other");
 		return -EINVAL;
 	}
 	v = calloc(1, sizeof(*v));
@@ -300,7 +302,7 @@ int vmm__new(const struct vmm_opts *opts, struct vmm **out, char *errbuf, size_t
 
 		err = vmm_proc__check_vmm(v->procfs, a->pid, errbuf, errlen);
 		if (!err && vmm_proc__stat(v->procfs, a->pid, &state, &v->pids[i].start) < 0) {
-			snprintf(errbuf, errlen, "no process %d", (int)a->pid);
+			dp_errbuf__set(errbuf, errlen, "no process %d", (int)a->pid);
 			err = -ESRCH;
 		}
 		if (err)
@@ -317,7 +319,8 @@ int vmm__new(const struct vmm_opts *opts, struct vmm **out, char *errbuf, size_t
 		err = vmm_lv__open(uri, v->procfs, &v->lv, lverr, sizeof(lverr));
 		one_line(lverr);
 		if (err && opts->uri) {
-			snprintf(errbuf, errlen, "libvirt at %s does not answer: %s", uri, lverr);
+			dp_errbuf__set(errbuf, errlen, "libvirt at %s does not answer: %s", uri,
+				       lverr);
 			goto free_v;
 		}
 		if (err == -ENOTSUP)
