@@ -111,14 +111,14 @@ static int parse_range(const char *arg)
 	char *end;
 
 	if (d.nranges >= MAX_RANGES || !eq || eq == arg || (size_t)(eq - arg) >= sizeof(r->name))
-		return -1;
+		return -EINVAL;
 	memcpy(r->name, arg, (size_t)(eq - arg));
 	r->start = strtoull(eq + 1, &end, 16);
 	if (*end != '-')
-		return -1;
+		return -EINVAL;
 	r->end = strtoull(end + 1, &end, 16);
 	if (*end || r->end <= r->start)
-		return -1;
+		return -EINVAL;
 	d.nranges++;
 	return 0;
 }
