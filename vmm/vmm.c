@@ -15,6 +15,7 @@
 
 #include "domprof/clock.h"
 #include "domprof/errbuf.h"
+#include "domprof/mem.h"
 #include "vmm-int.h"
 
 #define DEFAULT_URI	     "qemu:///system"
@@ -36,7 +37,7 @@ struct vdom {
 	uint64_t stopped_ns;
 	uint64_t dead_ns; /* a libvirt domain whose process is gone before libvirt says so */
 	int lvid;
-	unsigned cap_threads;
+	size_t cap_threads;
 	unsigned nqmp;
 	pid_t *qmp_tid;
 	int *qmp_vcpu;
@@ -59,7 +60,8 @@ struct vmm {
 	struct vmm_pid_ent *pids;
 	unsigned npids;
 	struct vdom **doms; /* id order */
-	unsigned ndoms, cap_doms;
+	unsigned ndoms;
+	size_t cap_doms;
 	uint32_t next_id;
 	struct hent *hash;
 	unsigned hcap; /* power of two */
@@ -461,14 +463,8 @@ static int refresh_threads(struct vmm *v, struct vdom *d, bool *changed)
 	if (n == d->pub.nthreads && trunc == d->pub.threads_truncated &&
 	    single == d->pub.single_tcg_thread && !memcmp(t, d->pub.threads, n * sizeof(*t)))
 		return 0;
-	if (n > d->cap_threads) {
-		struct vmm_thread *nt = realloc(d->pub.threads, n * sizeof(*nt));
-
-		if (!nt)
-			return -ENOMEM;
-		d->pub.threads = nt;
-		d->cap_threads = n;
-	}
+	if (dp_ensure(d->pub.threads, d->cap_threads, n) < 0)
+		return -ENOMEM;
 	memcpy(d->pub.threads, t, n * sizeof(*t));
 	d->pub.nthreads = n;
 	d->pub.threads_truncated = trunc;
@@ -501,15 +497,8 @@ static int add_domain(struct vmm *v, const struct vmm_cand *c, struct vdom **out
 	int err;
 
 	*out = NULL;
-	if (v->ndoms == v->cap_doms) {
-		unsigned cap = v->cap_doms ? v->cap_doms * 2 : 16;
-		struct vdom **nd = realloc(v->doms, cap * sizeof(*nd));
-
-		if (!nd)
-			return -ENOMEM;
-		v->doms = nd;
-		v->cap_doms = cap;
-	}
+	if (dp_ensure(v->doms, v->cap_doms, (size_t)v->ndoms + 1) < 0)
+		return -ENOMEM;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
