@@ -240,6 +240,19 @@ static int domain_meta_path(struct daemon *d, uint32_t slot, const char *name, c
 	return 0;
 }
 
+/* meta file name of the slot's tree from b; b is released either way. */
+static int write_slot_file(struct daemon *d, uint32_t slot, const char *name, struct dp_strbuf *b)
+{
+	char path[512];
+	int r = domain_meta_path(d, slot, name, path, sizeof(path));
+
+	if (r < 0) {
+		dp_strbuf__release(b);
+		return r;
+	}
+	return sb_write(b, d->dirfd, path);
+}
+
 static bool slot_is_canonical(const struct daemon *d, uint32_t slot)
 {
 	return slot == 0 || d->domains[slot - 1].slot == slot - 1;
@@ -248,7 +261,6 @@ static bool slot_is_canonical(const struct daemon *d, uint32_t slot)
 static int write_kallsyms(struct daemon *d)
 {
 	const struct ksym **sorted = NULL;
-	char path[512];
 	int err = 0;
 
 	if (d->nksyms) {
@@ -300,11 +312,7 @@ static int write_kallsyms(struct daemon *d)
 			dp_strbuf__release(&b);
 			continue;
 		}
-		r = domain_meta_path(d, slot, "kallsyms", path, sizeof(path));
-		if (r == 0)
-			r = sb_write(&b, d->dirfd, path);
-		else
-			dp_strbuf__release(&b);
+		r = write_slot_file(d, slot, "kallsyms", &b);
 		if (r < 0 && !err)
 			err = r;
 	}
@@ -329,7 +337,6 @@ static int write_tasks(struct daemon *d)
 {
 	const struct task **sorted = NULL;
 	size_t n = 0, i = 0;
-	char path[512];
 	int err = 0;
 
 	if (d->ntasks) {
@@ -359,11 +366,7 @@ static int write_tasks(struct daemon *d)
 			dp_strbuf__release(&b);
 			continue;
 		}
-		r = domain_meta_path(d, slot, "tasks", path, sizeof(path));
-		if (r == 0)
-			r = sb_write(&b, d->dirfd, path);
-		else
-			dp_strbuf__release(&b);
+		r = write_slot_file(d, slot, "tasks", &b);
 		if (r < 0 && !err)
 			err = r;
 	}
@@ -507,18 +510,6 @@ static void format_agent(const struct agentmeta *g, struct dp_strbuf *b)
 				gap_name(g->gaps[i].reason));
 }
 
-static int write_domain_file(struct daemon *d, uint32_t idx, const char *name, struct dp_strbuf *b)
-{
-	char path[512];
-	int r = domain_meta_path(d, idx + 1, name, path, sizeof(path));
-
-	if (r < 0) {
-		dp_strbuf__release(b);
-		return r;
-	}
-	return sb_write(b, d->dirfd, path);
-}
-
 static int write_domains(struct daemon *d)
 {
 	int err = 0, r;
@@ -531,7 +522,7 @@ static int write_domains(struct daemon *d)
 			continue;
 		if (m->dirty_domain) {
 			format_domain(d, i, &b);
-			r = write_domain_file(d, i, "domain", &b);
+			r = write_slot_file(d, i + 1, "domain", &b);
 			if (r == 0)
 				m->dirty_domain = false;
 			else if (!err)
@@ -547,7 +538,7 @@ static int write_domains(struct daemon *d)
 				sb_field(&b, t->comm, t->len);
 				dp_strbuf__addf(&b, "\n");
 			}
-			r = write_domain_file(d, i, "threads", &b);
+			r = write_slot_file(d, i + 1, "threads", &b);
 			if (r == 0)
 				m->dirty_threads = false;
 			else if (!err)
@@ -560,7 +551,7 @@ static int write_domains(struct daemon *d)
 					&b, "%" PRIu32 "\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\n",
 					m->waits[k].vcpu, m->waits[k].tid, m->waits[k].wait_ns,
 					m->waits[k].run_ns);
-			r = write_domain_file(d, i, "vcpu-wait", &b);
+			r = write_slot_file(d, i + 1, "vcpu-wait", &b);
 			if (r == 0)
 				m->dirty_wait = false;
 			else if (!err)
@@ -568,7 +559,7 @@ static int write_domains(struct daemon *d)
 		}
 		if (m->dirty_agent) {
 			format_agent(&m->agent, &b);
-			r = write_domain_file(d, i, "agent", &b);
+			r = write_slot_file(d, i + 1, "agent", &b);
 			if (r == 0)
 				m->dirty_agent = false;
 			else if (!err)
