@@ -16,7 +16,9 @@
 
 #include "domprof/cli.h"
 #include "domprof/daemon.h"
+#include "domprof/errbuf.h"
 #include "domprof/import.h"
+#include "domprof/io.h"
 #include "domprof/session.h"
 #include "domprof/stream.h"
 
@@ -72,28 +74,29 @@ static int replay_stream(const char *path, struct session_sink *s, struct import
 
 	ret = stream_reader__open(AT_FDCWD, path, &r);
 	if (ret < 0) {
-		snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
+		dp_errbuf__set(errbuf, errlen, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
 	buf = malloc(SINK_FLUSH_WORDS * sizeof(*buf));
 	if (!buf) {
 		stream_reader__close(r);
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+		dp_errbuf__set(errbuf, errlen, "%s: out of memory", path);
 		return -ENOMEM;
 	}
 	while ((n = stream_reader__read(r, buf, SINK_FLUSH_WORDS)) > 0) {
 		ret = session_sink_fn(buf, (size_t)n, s);
 		if (ret < 0) {
-			snprintf(errbuf, errlen, "%s: writing the session failed: %s", path,
-				 strerror(-ret));
+			dp_errbuf__set(errbuf, errlen, "%s: writing the session failed: %s", path,
+				       strerror(-ret));
 			break;
 		}
 		st->words += (uint64_t)n;
 	}
 	if (n < 0) {
 		ret = (int)n;
-		snprintf(errbuf, errlen, "%s: %s", path,
-			 ret == -EBADMSG ? "corrupt or truncated event stream" : strerror(-ret));
+		dp_errbuf__set(errbuf, errlen, "%s: %s", path,
+			       ret == -EBADMSG ? "corrupt or truncated event stream"
+					       : strerror(-ret));
 	}
 	free(buf);
 	stream_reader__close(r);
@@ -112,23 +115,23 @@ static int import_mapped(const char *path, int fd, struct session_sink *s,
 	if (fstat(fd, &sb) < 0)
 		return -errno;
 	if (!S_ISREG(sb.st_mode)) {
-		snprintf(errbuf, errlen, "%s: not a regular file", path);
+		dp_errbuf__set(errbuf, errlen, "%s: not a regular file", path);
 		return -EINVAL;
 	}
 	if (!sb.st_size) {
-		snprintf(errbuf, errlen, "%s: empty file", path);
+		dp_errbuf__set(errbuf, errlen, "%s: empty file", path);
 		return -EBADMSG;
 	}
 	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
 		ret = -errno;
-		snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
+		dp_errbuf__set(errbuf, errlen, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
 	ret = import__perf_data(map, (size_t)sb.st_size, opts, session_sink_fn, s, st, err,
 				sizeof(err));
 	if (ret)
-		snprintf(errbuf, errlen, "%s: %s", path, err);
+		dp_errbuf__set(errbuf, errlen, "%s: %s", path, err);
 	munmap(map, (size_t)sb.st_size);
 	return ret;
 }
@@ -157,15 +160,14 @@ static int copy_stream(int in, int session_dirfd)
 			char buf[1 << 16];
 			ssize_t r;
 
-			while ((r = pread(in, buf, sizeof(buf), off)) > 0) {
-				if (write(out, buf, (size_t)r) != r) {
-					ret = -errno ? -errno : -EIO;
+			while ((r = dp_pread_in_full(in, buf, sizeof(buf), (uint64_t)off)) > 0) {
+				ret = dp_write_in_full(out, buf, (size_t)r);
+				if (ret < 0)
 					break;
-				}
 				off += r;
 			}
 			if (r < 0)
-				ret = -errno;
+				ret = (int)r;
 			break;
 		}
 		if (n < 0) {
@@ -199,13 +201,13 @@ static int import_session(const char *path, int session_dirfd, unsigned separate
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
+		dp_errbuf__set(errbuf, errlen, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
 	got = pread(fd, magic, sizeof(magic), 0);
 	if (got < 0) {
 		ret = -errno;
-		snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
+		dp_errbuf__set(errbuf, errlen, "%s: %s", path, strerror(-ret));
 		goto out_fd;
 	}
 	switch (import__detect(magic, (size_t)got)) {
@@ -213,20 +215,21 @@ static int import_session(const char *path, int session_dirfd, unsigned separate
 	case IMPORT_DP_STREAM:
 		break;
 	case IMPORT_PERF_PIPE:
-		snprintf(errbuf, errlen,
-			 "%s: pipe-mode perf.data is not supported (record with -o FILE)", path);
+		dp_errbuf__set(errbuf, errlen,
+			       "%s: pipe-mode perf.data is not supported (record with -o FILE)",
+			       path);
 		ret = -ENOTSUP;
 		goto out_fd;
 	default:
-		snprintf(errbuf, errlen, "%s: neither a perf.data file nor a domprof event stream",
-			 path);
+		dp_errbuf__set(errbuf, errlen,
+			       "%s: neither a perf.data file nor a domprof event stream", path);
 		ret = -EBADMSG;
 		goto out_fd;
 	}
 
 	ret = daemon__new(session_dirfd, separate, &s.d);
 	if (ret < 0) {
-		snprintf(errbuf, errlen, "starting the daemon: %s", strerror(-ret));
+		dp_errbuf__set(errbuf, errlen, "starting the daemon: %s", strerror(-ret));
 		goto out_fd;
 	}
 	if (import__detect(magic, (size_t)got) == IMPORT_DP_STREAM)
@@ -234,7 +237,7 @@ static int import_session(const char *path, int session_dirfd, unsigned separate
 	else
 		ret = stream_writer__open(session_dirfd, DP_STREAM_PATH, &s.sw);
 	if (ret < 0) {
-		snprintf(errbuf, errlen, "%s: %s", DP_STREAM_PATH, strerror(-ret));
+		dp_errbuf__set(errbuf, errlen, "%s: %s", DP_STREAM_PATH, strerror(-ret));
 		goto out_daemon;
 	}
 
@@ -246,7 +249,7 @@ static int import_session(const char *path, int session_dirfd, unsigned separate
 	ret2 = stream_writer__close(s.sw);
 	if (!ret && ret2 < 0) {
 		ret = ret2;
-		snprintf(errbuf, errlen, "%s: %s", DP_STREAM_PATH, strerror(-ret));
+		dp_errbuf__set(errbuf, errlen, "%s: %s", DP_STREAM_PATH, strerror(-ret));
 	}
 out_daemon:
 	/* Whatever was imported before an error stays readable. */
@@ -254,7 +257,7 @@ out_daemon:
 	ret2 = s.d ? daemon__sync(s.d) : 0;
 	if (!ret && ret2 < 0) {
 		ret = ret2;
-		snprintf(errbuf, errlen, "writing the session metadata: %s", strerror(-ret));
+		dp_errbuf__set(errbuf, errlen, "writing the session metadata: %s", strerror(-ret));
 	}
 	daemon__free(s.d);
 out_fd:
@@ -271,20 +274,21 @@ static int probe(const char *path, char *errbuf, size_t errlen)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
+		dp_errbuf__set(errbuf, errlen, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
 	got = pread(fd, magic, sizeof(magic), 0);
 	if (got < 0) {
 		ret = -errno;
-		snprintf(errbuf, errlen, "%s: %s", path, strerror(-ret));
+		dp_errbuf__set(errbuf, errlen, "%s: %s", path, strerror(-ret));
 	} else if (import__detect(magic, (size_t)got) == IMPORT_PERF_PIPE) {
-		snprintf(errbuf, errlen,
-			 "%s: pipe-mode perf.data is not supported (record with -o FILE)", path);
+		dp_errbuf__set(errbuf, errlen,
+			       "%s: pipe-mode perf.data is not supported (record with -o FILE)",
+			       path);
 		ret = -ENOTSUP;
 	} else if (import__detect(magic, (size_t)got) == IMPORT_UNKNOWN) {
-		snprintf(errbuf, errlen, "%s: neither a perf.data file nor a domprof event stream",
-			 path);
+		dp_errbuf__set(errbuf, errlen,
+			       "%s: neither a perf.data file nor a domprof event stream", path);
 		ret = -EBADMSG;
 	}
 	close(fd);

@@ -249,7 +249,7 @@ static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
 
 /*
  * Options shared with domprofd: -e, -F, --separate, --mmap-pages.
- * Returns 1 when handled, 0 when not ours, -1 after printing an error.
+ * Returns 1 when handled, 0 when not ours, -EINVAL after printing an error.
  */
 static int parse_common(int opt, const char *arg, const char **evargs, unsigned *nev,
 			unsigned long *freq, unsigned *separate, unsigned long *pages)
@@ -258,14 +258,14 @@ static int parse_common(int opt, const char *arg, const char **evargs, unsigned 
 	case 'e':
 		if (*nev >= MAX_EVENT_ARGS) {
 			errmsg("at most %d -e options\n", MAX_EVENT_ARGS);
-			return -1;
+			return -EINVAL;
 		}
 		evargs[(*nev)++] = arg;
 		return 1;
 	case 'F':
 		if (!parse_uint(arg, 1000000, freq) || !*freq) {
 			errmsg("-F wants a frequency in Hz (1-1000000), not '%s'\n", arg);
-			return -1;
+			return -EINVAL;
 		}
 		return 1;
 	case OPT_SEPARATE:
@@ -274,13 +274,13 @@ static int parse_common(int opt, const char *arg, const char **evargs, unsigned 
 			       "none, "
 			       "all), not '%s'\n",
 			       arg);
-			return -1;
+			return -EINVAL;
 		}
 		return 1;
 	case OPT_MMAP_PAGES:
 		if (!parse_uint(arg, 1u << 20, pages) || !*pages || (*pages & (*pages - 1))) {
 			errmsg("--mmap-pages wants a power of two, not '%s'\n", arg);
-			return -1;
+			return -EINVAL;
 		}
 		return 1;
 	default:

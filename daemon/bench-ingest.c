@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "domprof/clock.h"
 #include "domprof/daemon.h"
 #include "domprof/session.h"
 #include "domprof/records.h"
@@ -60,10 +61,7 @@ static uint64_t offset_index(uint64_t n)
 
 static double now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)dp_now_ns() / 1e9;
 }
 
 static int build(struct dp_words *b, uint64_t nsamples, unsigned mean_run)

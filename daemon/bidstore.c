@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "domprof/io.h"
+#include "domprof/mem.h"
 #include "domprof/metafile.h"
 #include "domprof/session.h"
 #include "daemon-priv.h"
@@ -68,16 +70,9 @@ static struct bfile *bfile_get(struct bidstore *s, const uint8_t *bid, uint32_t 
 		return &s->files[pos];
 	if (s->n >= DAEMON_MAX_BID_FILES)
 		return NULL;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-
-		f = reallocarray(s->files, cap, sizeof(*f));
-		if (!f) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-		s->files = f;
-		s->cap = cap;
+	if (dp_ensure(s->files, s->cap, s->n + 1) < 0) {
+		*err = -ENOMEM;
+		return NULL;
 	}
 	memmove(&s->files[pos + 1], &s->files[pos], (s->n - pos) * sizeof(*f));
 	s->n++;
@@ -198,15 +193,8 @@ static int ranges_add(struct bfile *f, uint64_t start, uint64_t end)
 	if (j == i) {
 		if (f->nranges >= DAEMON_MAX_BID_RANGES)
 			return -EBADMSG;
-		if (f->nranges == f->capranges) {
-			size_t cap = f->capranges ? f->capranges * 2 : 8;
-			struct brange *p = reallocarray(f->ranges, cap, sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			f->ranges = p;
-			f->capranges = cap;
-		}
+		if (dp_ensure(f->ranges, f->capranges, f->nranges + 1) < 0)
+			return -ENOMEM;
 		memmove(&f->ranges[i + 1], &f->ranges[i], (f->nranges - i) * sizeof(*f->ranges));
 		f->nranges++;
 	} else {
@@ -226,25 +214,6 @@ static bool ranges_would_fit(const struct bfile *f, uint64_t start, uint64_t end
 		if (f->ranges[i].start <= end && start <= f->ranges[i].end)
 			return true;
 	return false;
-}
-
-static int pwrite_all(int fd, const char *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		buf += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
 }
 
 int bidstore__chunk(struct daemon *d, const struct dp_rec_file_chunk *rec)
@@ -309,7 +278,7 @@ int bidstore__chunk(struct daemon *d, const struct dp_rec_file_chunk *rec)
 		store_error(d, fd);
 		return 0;
 	}
-	r = pwrite_all(fd, data, l, off);
+	r = dp_pwrite_in_full(fd, data, l, off);
 	if (r < 0) {
 		store_error(d, r);
 		return 0;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "domprof/daemon.h"
+#include "domprof/hashmap.h"
 #include "domprof/odb.h"
 #include "domprof/records.h"
 #include "domprof/words.h"
@@ -176,13 +177,12 @@ struct event {
 };
 
 struct sfile {
-	char *path; /* relative to the session */
-	uint64_t hash;
+	struct dp_hnode node; /* in the path map */
+	char *path;	      /* relative to the session */
 	struct odb *db;
 	struct odb_header hdr;
 	int err; /* a failure that reopening will not cure */
 	struct sfile *lru_prev, *lru_next;
-	struct sfile *next; /* path hash chain */
 	struct sfile *all_next;
 };
 
@@ -192,18 +192,17 @@ struct skey {
 };
 
 struct skey_ent {
+	struct dp_hnode node;
 	struct skey k;
 	struct sfile *sf;
-	struct skey_ent *next;
 };
 
 /* An image with samples, for meta/images: one per (domain, mode, relpath). */
 struct seen_image {
+	struct dp_hnode node;
 	uint32_t domain_slot, mode;
 	const struct image *image;
 	char *relpath;
-	uint64_t hash;
-	struct seen_image *next;      /* hash chain */
 	struct seen_image *list_next; /* first-seen order */
 };
 
@@ -263,16 +262,13 @@ struct daemon {
 	struct domain *domains;
 	size_t ndomains;
 
-	struct skey_ent **skey_hash;
-	size_t skey_nbuckets, nskeys;
-	struct sfile **sfile_hash;
-	size_t sfile_nbuckets, nsfiles;
+	struct dp_hashmap skeys; /* struct skey_ent by context tuple */
+	struct dp_hashmap sfiles_by_path;
 	struct sfile *sfiles;		   /* all, newest first */
 	struct sfile *lru_head, *lru_tail; /* open ones, most recent first */
 	size_t nopen, max_open;
 
-	struct seen_image **seen_hash;
-	size_t seen_nbuckets, nseen;
+	struct dp_hashmap seen; /* struct seen_image by (relpath, slot, mode) */
 	struct seen_image *seen_first, *seen_last;
 
 	struct ksym *ksyms;

@@ -8,68 +8,20 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "domprof/metafile.h"
 #include "domprof/session.h"
+#include "domprof/strbuf.h"
 #include "daemon-priv.h"
 
-struct sb {
-	char *p;
-	size_t len, cap;
-	int err;
-};
-
-static int sb_reserve(struct sb *b, size_t n)
-{
-	size_t cap;
-	char *p;
-
-	if (b->err)
-		return b->err;
-	if (b->cap - b->len > n)
-		return 0;
-	cap = b->cap ? b->cap : 4096;
-	while (cap - b->len <= n)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p)
-		return b->err = -ENOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
-
-__attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	/* Format once in the room there is; only a line that does not fit is formatted twice. */
-	if (sb_reserve(b, 128) < 0)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= b->cap - b->len) {
-		if (sb_reserve(b, (size_t)n + 1) < 0)
-			return;
-		va_start(ap, fmt);
-		vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-	}
-	b->len += (size_t)n;
-}
-
 /* Lower-case hex, at least width digits, then sep: meta/kallsyms has 10^5 lines of these. */
-static void sb_hex(struct sb *b, uint64_t v, int width, char sep)
+static void sb_hex(struct dp_strbuf *b, uint64_t v, int width, char sep)
 {
 	char tmp[17];
+	size_t len;
 	int n = 0;
 
 	do {
@@ -78,36 +30,37 @@ static void sb_hex(struct sb *b, uint64_t v, int width, char sep)
 	} while (v);
 	while (n < width)
 		tmp[n++] = '0';
-	if (sb_reserve(b, (size_t)n + 1) < 0)
+	if (dp_strbuf__grow(b, (size_t)n + 1) < 0)
 		return;
+	len = b->len;
 	while (n)
-		b->p[b->len++] = tmp[--n];
-	b->p[b->len++] = sep;
+		b->buf[len++] = tmp[--n];
+	b->buf[len++] = sep;
+	dp_strbuf__setlen(b, len);
 }
 
 /* One escaped field (doc: bytes < 0x20, 0x7f, '%', tab and newline as %XX). */
-static void sb_field(struct sb *b, const char *s, size_t len)
+static void sb_field(struct dp_strbuf *b, const char *s, size_t len)
 {
 	int n;
 
-	if (sb_reserve(b, 3 * len + 1) < 0)
+	if (dp_strbuf__grow(b, 3 * len) < 0)
 		return;
-	n = meta__escape(s, len, b->p + b->len, b->cap - b->len);
+	n = meta__escape(s, len, b->buf + b->len, b->cap - b->len);
 	if (n < 0) {
 		b->err = n;
 		return;
 	}
-	b->len += (size_t)n;
+	dp_strbuf__setlen(b, b->len + (size_t)n);
 }
 
-static int sb_write(struct sb *b, int dirfd, const char *relpath)
+static int sb_write(struct dp_strbuf *b, int dirfd, const char *relpath)
 {
 	int r = b->err;
 
 	if (r == 0)
-		r = meta__write_file(dirfd, relpath, b->p ? b->p : "", b->len);
-	free(b->p);
-	memset(b, 0, sizeof(*b));
+		r = meta__write_file(dirfd, relpath, dp_strbuf__str(b), b->len);
+	dp_strbuf__release(b);
 	return r;
 }
 
@@ -136,19 +89,19 @@ static void separate_names(unsigned sep, char *buf, size_t cap)
 
 int dmeta__write_session(struct daemon *d)
 {
-	struct sb b = {0};
+	struct dp_strbuf b = DP_STRBUF_INIT;
 	char sep[64];
 	int r;
 
 	separate_names(d->separate, sep, sizeof(sep));
-	sb_printf(&b, "domprof-session 1\n");
-	sb_printf(&b, "start_ns=%" PRIu64 "\n", d->start_ns);
+	dp_strbuf__addf(&b, "domprof-session 1\n");
+	dp_strbuf__addf(&b, "start_ns=%" PRIu64 "\n", d->start_ns);
 	if (d->complete)
-		sb_printf(&b, "end_ns=%" PRIu64 "\n", d->end_ns);
-	sb_printf(&b, "ncpus=%" PRIu64 "\n", d->ncpus);
-	sb_printf(&b, "timer_mode=%d\n", d->session_flags & DP_SESSION_TIMER_MODE ? 1 : 0);
-	sb_printf(&b, "separate=%s\n", sep);
-	sb_printf(&b, "complete=%d\n", d->complete ? 1 : 0);
+		dp_strbuf__addf(&b, "end_ns=%" PRIu64 "\n", d->end_ns);
+	dp_strbuf__addf(&b, "ncpus=%" PRIu64 "\n", d->ncpus);
+	dp_strbuf__addf(&b, "timer_mode=%d\n", d->session_flags & DP_SESSION_TIMER_MODE ? 1 : 0);
+	dp_strbuf__addf(&b, "separate=%s\n", sep);
+	dp_strbuf__addf(&b, "complete=%d\n", d->complete ? 1 : 0);
 	r = sb_write(&b, d->dirfd, DP_SESSION_MARKER);
 	if (r == 0)
 		d->dirty_session = false;
@@ -158,7 +111,7 @@ int dmeta__write_session(struct daemon *d)
 /* index name type config period freq um flags (EVENT_SCALE totals go to meta/stats) */
 static int write_events(struct daemon *d)
 {
-	struct sb b = {0};
+	struct dp_strbuf b = DP_STRBUF_INIT;
 	int r;
 
 	for (unsigned i = 0; i < DP_MAX_EVENTS; i++) {
@@ -166,12 +119,12 @@ static int write_events(struct daemon *d)
 
 		if (!ev->defined)
 			continue;
-		sb_printf(&b, "%u\t", i);
+		dp_strbuf__addf(&b, "%u\t", i);
 		sb_field(&b, ev->fname, ev->flen);
-		sb_printf(&b,
-			  "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-			  "\t%" PRIu64 "\n",
-			  ev->type, ev->config, ev->period, ev->freq, ev->um, ev->flags);
+		dp_strbuf__addf(&b,
+				"\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+				"\t%" PRIu64 "\n",
+				ev->type, ev->config, ev->period, ev->freq, ev->um, ev->flags);
 	}
 	r = sb_write(&b, d->dirfd, "meta/events");
 	if (r == 0)
@@ -182,45 +135,46 @@ static int write_events(struct daemon *d)
 static int write_stats(struct daemon *d)
 {
 	const struct daemon_stats *s = &d->stats;
-	struct sb b = {0};
+	struct dp_strbuf b = DP_STRBUF_INIT;
 
-	sb_printf(&b, "samples=%" PRIu64 "\n", s->samples);
-	sb_printf(&b, "samples_no_ctx=%" PRIu64 "\n", s->samples_no_ctx);
-	sb_printf(&b, "bad_words=%" PRIu64 "\n", s->bad_words);
-	sb_printf(&b, "unknown_codes=%" PRIu64 "\n", s->unknown_codes);
-	sb_printf(&b, "bad_records=%" PRIu64 "\n", s->bad_records);
-	sb_printf(&b, "lost_records=%" PRIu64 "\n", s->lost_records);
-	sb_printf(&b, "throttled=%" PRIu64 "\n", s->throttled);
-	sb_printf(&b, "dropped=%" PRIu64 "\n", s->dropped);
-	sb_printf(&b, "write_errors=%" PRIu64 "\n", s->write_errors);
-	sb_printf(&b, "domain_overflow=%" PRIu64 "\n", s->domain_overflow);
-	sb_printf(&b, "store_errors=%" PRIu64 "\n", s->store_errors);
+	dp_strbuf__addf(&b, "samples=%" PRIu64 "\n", s->samples);
+	dp_strbuf__addf(&b, "samples_no_ctx=%" PRIu64 "\n", s->samples_no_ctx);
+	dp_strbuf__addf(&b, "bad_words=%" PRIu64 "\n", s->bad_words);
+	dp_strbuf__addf(&b, "unknown_codes=%" PRIu64 "\n", s->unknown_codes);
+	dp_strbuf__addf(&b, "bad_records=%" PRIu64 "\n", s->bad_records);
+	dp_strbuf__addf(&b, "lost_records=%" PRIu64 "\n", s->lost_records);
+	dp_strbuf__addf(&b, "throttled=%" PRIu64 "\n", s->throttled);
+	dp_strbuf__addf(&b, "dropped=%" PRIu64 "\n", s->dropped);
+	dp_strbuf__addf(&b, "write_errors=%" PRIu64 "\n", s->write_errors);
+	dp_strbuf__addf(&b, "domain_overflow=%" PRIu64 "\n", s->domain_overflow);
+	dp_strbuf__addf(&b, "store_errors=%" PRIu64 "\n", s->store_errors);
 	/* Which codes the bad records had: the first thing to look at when they appear. */
 	for (unsigned c = 0; c < DP_CODE_MAX; c++)
 		if (d->bad_by_code[c])
-			sb_printf(&b, "bad_records.%s=%" PRIu64 "\n", dp_code__name(c),
-				  d->bad_by_code[c]);
+			dp_strbuf__addf(&b, "bad_records.%s=%" PRIu64 "\n", dp_code__name(c),
+					d->bad_by_code[c]);
 	for (unsigned c = 0; c < DAEMON_MAX_CPUS; c++)
 		if (d->lost_cpu[c])
-			sb_printf(&b, "lost.cpu%u=%" PRIu64 "\n", c, d->lost_cpu[c]);
+			dp_strbuf__addf(&b, "lost.cpu%u=%" PRIu64 "\n", c, d->lost_cpu[c]);
 	for (unsigned c = 0; c < DAEMON_MAX_CPUS; c++)
 		if (d->throttled_cpu[c])
-			sb_printf(&b, "throttled.cpu%u=%" PRIu64 "\n", c, d->throttled_cpu[c]);
+			dp_strbuf__addf(&b, "throttled.cpu%u=%" PRIu64 "\n", c,
+					d->throttled_cpu[c]);
 	/* EVENT_SCALE: keys beyond the documented ones; readers keep unknown keys */
 	for (unsigned i = 0; i < DP_MAX_EVENTS; i++) {
 		const struct event *ev = &d->events[i];
 
 		if (!ev->defined || (!ev->time_enabled && !ev->time_running))
 			continue;
-		sb_printf(&b, "time_enabled.event%u=%" PRIu64 "\n", i, ev->time_enabled);
-		sb_printf(&b, "time_running.event%u=%" PRIu64 "\n", i, ev->time_running);
+		dp_strbuf__addf(&b, "time_enabled.event%u=%" PRIu64 "\n", i, ev->time_enabled);
+		dp_strbuf__addf(&b, "time_running.event%u=%" PRIu64 "\n", i, ev->time_running);
 	}
 	return sb_write(&b, d->dirfd, "meta/stats");
 }
 
 static int write_images(struct daemon *d)
 {
-	struct sb b = {0};
+	struct dp_strbuf b = DP_STRBUF_INIT;
 	int r;
 
 	for (const struct seen_image *s = d->seen_first; s; s = s->list_next) {
@@ -228,18 +182,18 @@ static int write_images(struct daemon *d)
 		const char *dom = daemon__domain_name(d, s->domain_slot);
 
 		sb_field(&b, dom, strlen(dom));
-		sb_printf(&b, "\t%s\t%s\t", dp_mode__name((enum dp_mode)s->mode),
-			  dp_image_kind__name(im->kind));
+		dp_strbuf__addf(&b, "\t%s\t%s\t", dp_mode__name((enum dp_mode)s->mode),
+				dp_image_kind__name(im->kind));
 		sb_field(&b, s->relpath, strlen(s->relpath));
-		sb_printf(&b, "\t");
+		dp_strbuf__addf(&b, "\t");
 		if (!im->bid_len)
-			sb_printf(&b, "-");
+			dp_strbuf__addf(&b, "-");
 		for (uint32_t i = 0; i < im->bid_len; i++)
-			sb_printf(&b, "%02x", im->bid[i]);
-		sb_printf(&b, "\t%" PRIu64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t", im->mtime, im->start,
-			  im->end);
+			dp_strbuf__addf(&b, "%02x", im->bid[i]);
+		dp_strbuf__addf(&b, "\t%" PRIu64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t", im->mtime,
+				im->start, im->end);
 		sb_field(&b, im->name, im->len);
-		sb_printf(&b, "\n");
+		dp_strbuf__addf(&b, "\n");
 	}
 	r = sb_write(&b, d->dirfd, "meta/images");
 	if (r == 0)
@@ -275,6 +229,19 @@ static int domain_meta_path(struct daemon *d, uint32_t slot, const char *name, c
 	return 0;
 }
 
+/* meta file name of the slot's tree from b; b is released either way. */
+static int write_slot_file(struct daemon *d, uint32_t slot, const char *name, struct dp_strbuf *b)
+{
+	char path[512];
+	int r = domain_meta_path(d, slot, name, path, sizeof(path));
+
+	if (r < 0) {
+		dp_strbuf__release(b);
+		return r;
+	}
+	return sb_write(b, d->dirfd, path);
+}
+
 static bool slot_is_canonical(const struct daemon *d, uint32_t slot)
 {
 	return slot == 0 || d->domains[slot - 1].slot == slot - 1;
@@ -283,7 +250,6 @@ static bool slot_is_canonical(const struct daemon *d, uint32_t slot)
 static int write_kallsyms(struct daemon *d)
 {
 	const struct ksym **sorted = NULL;
-	char path[512];
 	int err = 0;
 
 	if (d->nksyms) {
@@ -302,7 +268,7 @@ static int write_kallsyms(struct daemon *d)
 			qsort(sorted, d->nksyms, sizeof(*sorted), ksym_cmp);
 	}
 	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
-		struct sb b = {0};
+		struct dp_strbuf b = DP_STRBUF_INIT;
 		bool any = slot == 0;
 		int r;
 
@@ -315,13 +281,10 @@ static int write_kallsyms(struct daemon *d)
 				continue;
 			sb_hex(&b, k->addr, 16, '\t');
 			sb_hex(&b, k->size, 1, '\t');
-			if (sb_reserve(&b, 2) == 0) {
-				b.p[b.len++] = (char)k->type;
-				b.p[b.len++] = '\t';
-			}
+			dp_strbuf__addch(&b, (char)k->type);
+			dp_strbuf__addch(&b, '\t');
 			sb_field(&b, k->name, k->len);
-			if (sb_reserve(&b, 1) == 0)
-				b.p[b.len++] = '\n';
+			dp_strbuf__addch(&b, '\n');
 			any = true;
 		}
 		for (size_t i = 0; i < d->nkmods; i++) {
@@ -329,20 +292,16 @@ static int write_kallsyms(struct daemon *d)
 
 			if (k->domain_slot != slot)
 				continue;
-			sb_printf(&b, "module\t");
+			dp_strbuf__addf(&b, "module\t");
 			sb_field(&b, k->name, k->len);
-			sb_printf(&b, "\t%016" PRIx64 "\t%" PRIx64 "\n", k->start, k->size);
+			dp_strbuf__addf(&b, "\t%016" PRIx64 "\t%" PRIx64 "\n", k->start, k->size);
 			any = true;
 		}
 		if (!any) {
-			free(b.p);
+			dp_strbuf__release(&b);
 			continue;
 		}
-		r = domain_meta_path(d, slot, "kallsyms", path, sizeof(path));
-		if (r == 0)
-			r = sb_write(&b, d->dirfd, path);
-		else
-			free(b.p);
+		r = write_slot_file(d, slot, "kallsyms", &b);
 		if (r < 0 && !err)
 			err = r;
 	}
@@ -367,7 +326,6 @@ static int write_tasks(struct daemon *d)
 {
 	const struct task **sorted = NULL;
 	size_t n = 0, i = 0;
-	char path[512];
 	int err = 0;
 
 	if (d->ntasks) {
@@ -380,28 +338,24 @@ static int write_tasks(struct daemon *d)
 		qsort(sorted, n, sizeof(*sorted), task_cmp);
 	}
 	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
-		struct sb b = {0};
+		struct dp_strbuf b = DP_STRBUF_INIT;
 		bool any = slot == 0;
 		int r;
 
 		if (!slot_is_canonical(d, slot))
 			continue;
 		for (; i < n && sorted[i]->domain_slot == slot; i++) {
-			sb_printf(&b, "%" PRIu32 "\t%" PRIu32 "\t", sorted[i]->tgid,
-				  sorted[i]->tid);
+			dp_strbuf__addf(&b, "%" PRIu32 "\t%" PRIu32 "\t", sorted[i]->tgid,
+					sorted[i]->tid);
 			sb_field(&b, sorted[i]->comm, sorted[i]->len);
-			sb_printf(&b, "\n");
+			dp_strbuf__addf(&b, "\n");
 			any = true;
 		}
 		if (!any) {
-			free(b.p);
+			dp_strbuf__release(&b);
 			continue;
 		}
-		r = domain_meta_path(d, slot, "tasks", path, sizeof(path));
-		if (r == 0)
-			r = sb_write(&b, d->dirfd, path);
-		else
-			free(b.p);
+		r = write_slot_file(d, slot, "tasks", &b);
 		if (r < 0 && !err)
 			err = r;
 	}
@@ -417,7 +371,7 @@ static int write_tasks(struct daemon *d)
  * of them passive makes it passive, and the latest definition says where it
  * was found and how it runs.
  */
-static void format_domain(const struct daemon *d, uint32_t idx, struct sb *b)
+static void format_domain(const struct daemon *d, uint32_t idx, struct dp_strbuf *b)
 {
 	const struct domain *dom = &d->domains[idx];
 	const struct dommeta *m = dom->meta;
@@ -430,31 +384,32 @@ static void format_domain(const struct daemon *d, uint32_t idx, struct sb *b)
 		tainted |= flags & DP_DOMAIN_TAINTED;
 		passive |= flags & DP_DOMAIN_PASSIVE;
 	}
-	sb_printf(b, "name=");
+	dp_strbuf__addf(b, "name=");
 	sb_field(b, dom->name, dom->len);
 	if (dom->uuid_hi || dom->uuid_lo)
-		sb_printf(b,
-			  "\nuuid=%08" PRIx64 "-%04" PRIx64 "-%04" PRIx64 "-%04" PRIx64
-			  "-%012" PRIx64 "\n",
-			  dom->uuid_hi >> 32, (dom->uuid_hi >> 16) & 0xffff, dom->uuid_hi & 0xffff,
-			  dom->uuid_lo >> 48, dom->uuid_lo & UINT64_C(0xffffffffffff));
+		dp_strbuf__addf(b,
+				"\nuuid=%08" PRIx64 "-%04" PRIx64 "-%04" PRIx64 "-%04" PRIx64
+				"-%012" PRIx64 "\n",
+				dom->uuid_hi >> 32, (dom->uuid_hi >> 16) & 0xffff,
+				dom->uuid_hi & 0xffff, dom->uuid_lo >> 48,
+				dom->uuid_lo & UINT64_C(0xffffffffffff));
 	else
-		sb_printf(b, "\nuuid=-\n");
-	sb_printf(b, "source=%s\naccel=%s\ntainted=%d\npid=%" PRIu32 "\n",
-		  dp_domain_source__name((flags >> DP_DOMAIN_SOURCE_SHIFT) & 0xf),
-		  dp_domain_accel__name((flags >> DP_DOMAIN_ACCEL_SHIFT) & 0xf), tainted ? 1 : 0,
-		  m->pid);
+		dp_strbuf__addf(b, "\nuuid=-\n");
+	dp_strbuf__addf(b, "source=%s\naccel=%s\ntainted=%d\npid=%" PRIu32 "\n",
+			dp_domain_source__name((flags >> DP_DOMAIN_SOURCE_SHIFT) & 0xf),
+			dp_domain_accel__name((flags >> DP_DOMAIN_ACCEL_SHIFT) & 0xf),
+			tainted ? 1 : 0, m->pid);
 	if (passive)
-		sb_printf(b, "passive=1\n");
+		dp_strbuf__addf(b, "passive=1\n");
 	if (m->started)
-		sb_printf(b, "started_ns=%" PRIu64 "\n", m->started_ns);
+		dp_strbuf__addf(b, "started_ns=%" PRIu64 "\n", m->started_ns);
 	if (m->stopped)
-		sb_printf(b, "stopped_ns=%" PRIu64 "\n", m->stopped_ns);
+		dp_strbuf__addf(b, "stopped_ns=%" PRIu64 "\n", m->stopped_ns);
 	for (size_t i = 0; i < m->nlife; i++)
-		sb_printf(b, "life=%" PRIu64 " %s\n", m->life[i].ns,
-			  dp_domain_life__name(m->life[i].what));
+		dp_strbuf__addf(b, "life=%" PRIu64 " %s\n", m->life[i].ns,
+				dp_domain_life__name(m->life[i].what));
 	if (m->life_dropped)
-		sb_printf(b, "life_dropped=%" PRIu64 "\n", m->life_dropped);
+		dp_strbuf__addf(b, "life_dropped=%" PRIu64 "\n", m->life_dropped);
 }
 
 static const char *gap_name(uint32_t reason)
@@ -470,49 +425,37 @@ static const char *gap_name(uint32_t reason)
 }
 
 /* meta/agent: key=value lines, the latest HELLO's state, then every hello and gap kept. */
-static void format_agent(const struct agentmeta *g, struct sb *b)
+static void format_agent(const struct agentmeta *g, struct dp_strbuf *b)
 {
-	sb_printf(b, "incarnations=%" PRIu64 "\n", g->incarnations);
+	dp_strbuf__addf(b, "incarnations=%" PRIu64 "\n", g->incarnations);
 	if (g->have_hello) {
-		sb_printf(b, "kernel_release=");
+		dp_strbuf__addf(b, "kernel_release=");
 		sb_field(b, g->release, g->release_len);
-		sb_printf(b, "\nkernel_build_id=");
+		dp_strbuf__addf(b, "\nkernel_build_id=");
 		if (!g->bid_len)
-			sb_printf(b, "-");
+			dp_strbuf__addf(b, "-");
 		for (uint32_t i = 0; i < g->bid_len; i++)
-			sb_printf(b, "%02x", g->bid[i]);
-		sb_printf(b, "\nagent_version=%" PRIu64 "\n", g->version);
+			dp_strbuf__addf(b, "%02x", g->bid[i]);
+		dp_strbuf__addf(b, "\nagent_version=%" PRIu64 "\n", g->version);
 	}
-	sb_printf(b, "agent_dropped_frames=%" PRIu64 "\nagent_lost_records=%" PRIu64 "\n",
-		  g->dropped_frames, g->lost_records);
+	dp_strbuf__addf(b, "agent_dropped_frames=%" PRIu64 "\nagent_lost_records=%" PRIu64 "\n",
+			g->dropped_frames, g->lost_records);
 	if (g->any_assist)
-		sb_printf(b,
-			  "assist_placed=%" PRIu64 "\nassist_outside=%" PRIu64
-			  "\nassist_clock_err_ns=%" PRIu64 "\n",
-			  g->assist_placed, g->assist_outside, g->assist_err_ns);
+		dp_strbuf__addf(b,
+				"assist_placed=%" PRIu64 "\nassist_outside=%" PRIu64
+				"\nassist_clock_err_ns=%" PRIu64 "\n",
+				g->assist_placed, g->assist_outside, g->assist_err_ns);
 	if (g->hellos_dropped)
-		sb_printf(b, "hellos_dropped=%" PRIu64 "\n", g->hellos_dropped);
+		dp_strbuf__addf(b, "hellos_dropped=%" PRIu64 "\n", g->hellos_dropped);
 	if (g->gaps_dropped)
-		sb_printf(b, "gaps_dropped=%" PRIu64 "\n", g->gaps_dropped);
+		dp_strbuf__addf(b, "gaps_dropped=%" PRIu64 "\n", g->gaps_dropped);
 	for (size_t i = 0; i < g->nhellos; i++)
-		sb_printf(b, "hello=%" PRIu64 " %016" PRIx64 "\n", g->hellos[i].ns,
-			  g->hellos[i].incarnation);
+		dp_strbuf__addf(b, "hello=%" PRIu64 " %016" PRIx64 "\n", g->hellos[i].ns,
+				g->hellos[i].incarnation);
 	for (size_t i = 0; i < g->ngaps; i++)
-		sb_printf(b, "gap=%" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n", g->gaps[i].start_ns,
-			  g->gaps[i].end_ns, g->gaps[i].frames_lost, gap_name(g->gaps[i].reason));
-}
-
-static int write_domain_file(struct daemon *d, uint32_t idx, const char *name, struct sb *b)
-{
-	char path[512];
-	int r = domain_meta_path(d, idx + 1, name, path, sizeof(path));
-
-	if (r < 0) {
-		free(b->p);
-		memset(b, 0, sizeof(*b));
-		return r;
-	}
-	return sb_write(b, d->dirfd, path);
+		dp_strbuf__addf(b, "gap=%" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n",
+				g->gaps[i].start_ns, g->gaps[i].end_ns, g->gaps[i].frames_lost,
+				gap_name(g->gaps[i].reason));
 }
 
 static int write_domains(struct daemon *d)
@@ -521,13 +464,13 @@ static int write_domains(struct daemon *d)
 
 	for (uint32_t i = 0; i < d->ndomains; i++) {
 		struct dommeta *m = d->domains[i].meta;
-		struct sb b = {0};
+		struct dp_strbuf b = DP_STRBUF_INIT;
 
 		if (!m)
 			continue;
 		if (m->dirty_domain) {
 			format_domain(d, i, &b);
-			r = write_domain_file(d, i, "domain", &b);
+			r = write_slot_file(d, i + 1, "domain", &b);
 			if (r == 0)
 				m->dirty_domain = false;
 			else if (!err)
@@ -538,12 +481,13 @@ static int write_domains(struct daemon *d)
 			for (size_t k = 0; k < m->nthreads; k++) {
 				const struct dthread *t = &m->threads[k];
 
-				sb_printf(&b, "%" PRIu32 "\t%" PRIu32 "\t%s\t%" PRId32 "\t", t->pid,
-					  t->tid, dp_thread_role__name(t->role), t->vcpu);
+				dp_strbuf__addf(&b, "%" PRIu32 "\t%" PRIu32 "\t%s\t%" PRId32 "\t",
+						t->pid, t->tid, dp_thread_role__name(t->role),
+						t->vcpu);
 				sb_field(&b, t->comm, t->len);
-				sb_printf(&b, "\n");
+				dp_strbuf__addf(&b, "\n");
 			}
-			r = write_domain_file(d, i, "threads", &b);
+			r = write_slot_file(d, i + 1, "threads", &b);
 			if (r == 0)
 				m->dirty_threads = false;
 			else if (!err)
@@ -552,11 +496,11 @@ static int write_domains(struct daemon *d)
 		if (m->dirty_wait) {
 			/* vcpu tid wait_ns run_ns, by vcpu and tid */
 			for (size_t k = 0; k < m->nwaits; k++)
-				sb_printf(&b,
-					  "%" PRIu32 "\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\n",
-					  m->waits[k].vcpu, m->waits[k].tid, m->waits[k].wait_ns,
-					  m->waits[k].run_ns);
-			r = write_domain_file(d, i, "vcpu-wait", &b);
+				dp_strbuf__addf(
+					&b, "%" PRIu32 "\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\n",
+					m->waits[k].vcpu, m->waits[k].tid, m->waits[k].wait_ns,
+					m->waits[k].run_ns);
+			r = write_slot_file(d, i + 1, "vcpu-wait", &b);
 			if (r == 0)
 				m->dirty_wait = false;
 			else if (!err)
@@ -564,7 +508,7 @@ static int write_domains(struct daemon *d)
 		}
 		if (m->dirty_agent) {
 			format_agent(&m->agent, &b);
-			r = write_domain_file(d, i, "agent", &b);
+			r = write_slot_file(d, i + 1, "agent", &b);
 			if (r == 0)
 				m->dirty_agent = false;
 			else if (!err)

@@ -35,33 +35,6 @@ static bool skey_eq(const struct skey *a, const struct skey *b)
 	       a->event == b->event;
 }
 
-/* Double a chained table of nb buckets when its count reaches nb. */
-#define GROW_TABLE(d, table, nb, count, type, hashexpr)                                            \
-	({                                                                                         \
-		int _r = 0;                                                                        \
-		if ((count) >= (nb)) {                                                             \
-			size_t _nb = (nb) ? (nb)*2 : 1024;                                         \
-			type **_h = calloc(_nb, sizeof(*_h));                                      \
-			if (!_h) {                                                                 \
-				_r = -ENOMEM;                                                      \
-			} else {                                                                   \
-				for (size_t _i = 0; _i < (nb); _i++) {                             \
-					type *_e = (table)[_i], *_next;                            \
-					for (; _e; _e = _next) {                                   \
-						size_t _b = (hashexpr) & (_nb - 1);                \
-						_next = _e->next;                                  \
-						_e->next = _h[_b];                                 \
-						_h[_b] = _e;                                       \
-					}                                                          \
-				}                                                                  \
-				free(table);                                                       \
-				(table) = _h;                                                      \
-				(nb) = _nb;                                                        \
-			}                                                                          \
-		}                                                                                  \
-		_r;                                                                                \
-	})
-
 static void lru_unlink(struct daemon *d, struct sfile *sf)
 {
 	if (sf->lru_prev)
@@ -159,21 +132,19 @@ static void seen_add(struct daemon *d, const struct image *im, uint32_t slot, ui
 {
 	char rel[MANGLE_BUF_SIZE];
 	struct seen_image *s;
+	struct dp_hnode *n;
 	uint64_t h;
 	int len = sfile__image_relpath(d, im, rel, sizeof(rel));
 
 	if (len < 0)
 		return;
 	h = hash_mix64(fnv1a64(rel, (size_t)len) ^ ((uint64_t)slot << 8 | mode));
-	if (d->seen_nbuckets) {
-		for (s = d->seen_hash[h & (d->seen_nbuckets - 1)]; s; s = s->next)
-			if (s->hash == h && s->domain_slot == slot && s->mode == mode &&
-			    !strcmp(s->relpath, rel))
-				return;
+	dp_hashmap__for_each_hash(&d->seen, n, h)
+	{
+		s = dp_hnode_entry(n, struct seen_image, node);
+		if (s->domain_slot == slot && s->mode == mode && !strcmp(s->relpath, rel))
+			return;
 	}
-	if (GROW_TABLE(d, d->seen_hash, d->seen_nbuckets, d->nseen, struct seen_image, _e->hash) <
-	    0)
-		return;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return;
@@ -185,15 +156,16 @@ static void seen_add(struct daemon *d, const struct image *im, uint32_t slot, ui
 	s->domain_slot = slot;
 	s->mode = mode;
 	s->image = im;
-	s->hash = h;
-	s->next = d->seen_hash[h & (d->seen_nbuckets - 1)];
-	d->seen_hash[h & (d->seen_nbuckets - 1)] = s;
+	if (dp_hashmap__add(&d->seen, &s->node, h) < 0) {
+		free(s->relpath);
+		free(s);
+		return;
+	}
 	if (d->seen_last)
 		d->seen_last->list_next = s;
 	else
 		d->seen_first = s;
 	d->seen_last = s;
-	d->nseen++;
 	d->dirty_images = true;
 }
 
@@ -215,15 +187,15 @@ static struct sfile *sfile_by_path(struct daemon *d, const char *path, size_t le
 				   const struct image *im, const struct event *ev)
 {
 	uint64_t h = fnv1a64(path, len);
+	struct dp_hnode *n;
 	struct sfile *sf;
 
-	if (d->sfile_nbuckets) {
-		for (sf = d->sfile_hash[h & (d->sfile_nbuckets - 1)]; sf; sf = sf->next)
-			if (sf->hash == h && !strcmp(sf->path, path))
-				return sf;
+	dp_hashmap__for_each_hash(&d->sfiles_by_path, n, h)
+	{
+		sf = dp_hnode_entry(n, struct sfile, node);
+		if (!strcmp(sf->path, path))
+			return sf;
 	}
-	if (GROW_TABLE(d, d->sfile_hash, d->sfile_nbuckets, d->nsfiles, struct sfile, _e->hash) < 0)
-		return NULL;
 	sf = calloc(1, sizeof(*sf));
 	if (!sf)
 		return NULL;
@@ -233,13 +205,14 @@ static struct sfile *sfile_by_path(struct daemon *d, const char *path, size_t le
 		return NULL;
 	}
 	memcpy(sf->path, path, len + 1);
-	sf->hash = h;
 	make_header(d, im, ev, &sf->hdr);
-	sf->next = d->sfile_hash[h & (d->sfile_nbuckets - 1)];
-	d->sfile_hash[h & (d->sfile_nbuckets - 1)] = sf;
+	if (dp_hashmap__add(&d->sfiles_by_path, &sf->node, h) < 0) {
+		free(sf->path);
+		free(sf);
+		return NULL;
+	}
 	sf->all_next = d->sfiles;
 	d->sfiles = sf;
-	d->nsfiles++;
 	return sf;
 }
 
@@ -265,6 +238,7 @@ struct sfile *sfile__lookup(struct daemon *d, uint32_t event)
 		.event = event,
 	};
 	uint64_t h = skey_hash(&k);
+	struct dp_hnode *n;
 	struct skey_ent *e;
 	char path[MANGLE_BUF_SIZE + 512];
 	struct mangle_image mi, ma;
@@ -272,10 +246,11 @@ struct sfile *sfile__lookup(struct daemon *d, uint32_t event)
 	size_t plen = 0;
 	int r;
 
-	if (d->skey_nbuckets) {
-		for (e = d->skey_hash[h & (d->skey_nbuckets - 1)]; e; e = e->next)
-			if (skey_eq(&e->k, &k))
-				goto found;
+	dp_hashmap__for_each_hash(&d->skeys, n, h)
+	{
+		e = dp_hnode_entry(n, struct skey_ent, node);
+		if (skey_eq(&e->k, &k))
+			goto found;
 	}
 	if (im->kind == DP_IMAGE_ANON && !im->anon_tgid_set) {
 		im->anon_tgid = t->have_task ? t->tgid : 0;
@@ -309,9 +284,6 @@ struct sfile *sfile__lookup(struct daemon *d, uint32_t event)
 		return NULL;
 	}
 	plen += (size_t)r;
-	if (GROW_TABLE(d, d->skey_hash, d->skey_nbuckets, d->nskeys, struct skey_ent,
-		       skey_hash(&_e->k)) < 0)
-		goto nomem;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		goto nomem;
@@ -321,9 +293,10 @@ struct sfile *sfile__lookup(struct daemon *d, uint32_t event)
 		free(e);
 		goto nomem;
 	}
-	e->next = d->skey_hash[h & (d->skey_nbuckets - 1)];
-	d->skey_hash[h & (d->skey_nbuckets - 1)] = e;
-	d->nskeys++;
+	if (dp_hashmap__add(&d->skeys, &e->node, h) < 0) {
+		free(e);
+		goto nomem;
+	}
 	seen_add(d, im, t->domain_slot, t->mode);
 found:
 	if (e->sf->db) {
@@ -338,29 +311,25 @@ nomem:
 
 void sfile__free_all(struct daemon *d)
 {
-	struct sfile *sf, *next;
+	struct dp_hnode *n, *next;
+	struct sfile *sf, *sf_next;
+	size_t bkt;
 
-	for (sf = d->sfiles; sf; sf = next) {
-		next = sf->all_next;
+	for (sf = d->sfiles; sf; sf = sf_next) {
+		sf_next = sf->all_next;
 		sfile_close(d, sf);
 		free(sf->path);
 		free(sf);
 	}
 	d->sfiles = NULL;
-	for (size_t i = 0; i < d->skey_nbuckets; i++) {
-		struct skey_ent *e = d->skey_hash[i], *n;
-
-		for (; e; e = n) {
-			n = e->next;
-			free(e);
-		}
-	}
-	free(d->skey_hash);
-	free(d->sfile_hash);
-	for (struct seen_image *s = d->seen_first, *n; s; s = n) {
-		n = s->list_next;
+	dp_hashmap__for_each_safe(&d->skeys, bkt, n, next)
+		free(dp_hnode_entry(n, struct skey_ent, node));
+	dp_hashmap__fini(&d->skeys);
+	dp_hashmap__fini(&d->sfiles_by_path);
+	for (struct seen_image *s = d->seen_first, *s_next; s; s = s_next) {
+		s_next = s->list_next;
 		free(s->relpath);
 		free(s);
 	}
-	free(d->seen_hash);
+	dp_hashmap__fini(&d->seen);
 }

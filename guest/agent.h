@@ -111,7 +111,6 @@ size_t agent__mmap2(uint8_t *out, size_t cap, pid_t pid, uint64_t start, uint64_
 size_t agent__fork(uint8_t *out, size_t cap, pid_t pid, pid_t ppid, uint64_t time, uint64_t id);
 size_t agent__comm(uint8_t *out, size_t cap, pid_t pid, pid_t tid, const char *comm, uint64_t time,
 		   uint32_t cpu, uint64_t id);
-uint64_t agent__now(int clock);
 
 /* perf (domprof-agent.c) */
 int agent__perf_record(struct agent *a, const uint8_t *rec, size_t size);

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "domprof/clock.h"
 #include "domprof/le.h"
 #include "elfnote.h"
 
@@ -227,7 +228,7 @@ void agent__pace(struct agent *a)
 		struct pollfd p = {.fd = a->port_fd, .events = POLLIN};
 
 		if (poll(&p, 1, 0) == 1 && p.revents & POLLIN)
-			link__input(&a->link, agent__now(CLOCK_MONOTONIC), on_host_frame, a);
+			link__input(&a->link, dp_now_ns(), on_host_frame, a);
 	}
 	while (a->link.up && a->port_fd >= 0 && a->link.bytes > a->link.max_bytes / 2 && !stop) {
 		struct pollfd p = {.fd = a->port_fd, .events = POLLIN | POLLOUT};
@@ -236,9 +237,9 @@ void agent__pace(struct agent *a)
 		if (poll(&p, 1, 200) <= 0)
 			break;
 		if (p.revents & POLLIN)
-			link__input(&a->link, agent__now(CLOCK_MONOTONIC), on_host_frame, a);
+			link__input(&a->link, dp_now_ns(), on_host_frame, a);
 		if (p.revents & (POLLHUP | POLLERR)) {
-			link__set_up(&a->link, false, agent__now(CLOCK_MONOTONIC));
+			link__set_up(&a->link, false, dp_now_ns());
 			break;
 		}
 		if (link__flush(&a->link) || (a->link.bytes_out == before && !(p.revents & POLLIN)))
@@ -384,7 +385,7 @@ int agent__perf_record(struct agent *a, const uint8_t *rec, size_t size)
 	if (a->perf_len + size > AP_MAX_PAYLOAD)
 		agent__perf_flush(a);
 	if (!a->perf_count)
-		a->perf_first_ns = agent__now(CLOCK_MONOTONIC);
+		a->perf_first_ns = dp_now_ns();
 	memcpy(a->perf_buf + a->perf_len, rec, size);
 	a->perf_len += size;
 	a->perf_count++;
@@ -636,7 +637,7 @@ static uint64_t new_incarnation(void)
 	uint64_t v = 0;
 
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
-		v = agent__now(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 32);
+		v = dp_clock_ns(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 32);
 	return v ? v : 1;
 }
 
@@ -650,7 +651,7 @@ static void agent__initial(struct agent *a)
 	a->mods = NULL;
 	a->nmods = 0;
 	agent__scan_modules(a, true);
-	a->mods_ns = agent__now(CLOCK_MONOTONIC);
+	a->mods_ns = dp_now_ns();
 	agent__scan_procs(a);
 }
 
@@ -756,7 +757,7 @@ static void agent__loop(struct agent *a)
 		}
 		if (poll(pfd, (nfds_t)n, TICK_MS) < 0 && errno != EINTR)
 			break;
-		now = agent__now(CLOCK_MONOTONIC);
+		now = dp_now_ns();
 		for (int i = port_at + 1; i < n; i++)
 			ring_ready |= pfd[i].revents != 0;
 		if (port_at >= 0) {
@@ -893,7 +894,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "domprof-agent: no perf events: no live mappings nor timeline\n");
 
 	{
-		uint64_t now = agent__now(CLOCK_MONOTONIC);
+		uint64_t now = dp_now_ns();
 		int fd = port__open(&a);
 
 		if (fd >= 0) {

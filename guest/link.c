@@ -19,14 +19,6 @@
 #define LINK_READ_BUF  65536
 #define LINK_READS_MAX 16 /* per link__input(): the host cannot starve the rest */
 
-uint64_t link__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int link__init(struct link *l, size_t max_bytes, uint64_t incarnation)
 {
 	int err;

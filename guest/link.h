@@ -90,6 +90,5 @@ void link__handle(struct link *l, const struct ap_hdr *hdr, const uint8_t *paylo
 		  link_frame_fn fn, void *ctx);
 /* Timers: retransmit when frames were sent but no ACK moved for the RTO. */
 void link__tick(struct link *l, uint64_t now_ns);
-uint64_t link__now_ns(void); /* CLOCK_MONOTONIC */
 
 #endif

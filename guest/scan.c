@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "domprof/clock.h"
 #include "domprof/hex.h"
 #include "domprof/le.h"
 #include "elfnote.h"
@@ -28,14 +29,6 @@
 #define PROCS_MAX      65536
 #define MAPS_PER_PROC  8192
 #define TASKS_PER_PROC 4096
-
-uint64_t agent__now(int clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Read a small file whole (NUL-terminated); its length or -errno. */
 static ssize_t read_small(const char *path, char *buf, size_t cap)
@@ -92,8 +85,8 @@ int agent__send_hello(struct agent *a)
 	ap_wr__bytes(&w, boot_id, sizeof(boot_id));
 	ap_wr__str(&w, u.release, strnlen(u.release, sizeof(u.release)));
 	ap_wr__build_id(&w, bid, bid_len);
-	ap_wr__u64(&w, agent__now(CLOCK_MONOTONIC));
-	ap_wr__u64(&w, agent__now(CLOCK_REALTIME));
+	ap_wr__u64(&w, dp_now_ns());
+	ap_wr__u64(&w, dp_clock_ns(CLOCK_REALTIME));
 	ap_wr__u32(&w, (uint32_t)a->ncpus);
 	ap_wr__u32(&w, (uint32_t)sysconf(_SC_PAGESIZE));
 	ap_wr__u64(&w, AGENT_SAMPLE_TYPE);
@@ -585,7 +578,7 @@ static void scan_one(struct agent *a, pid_t pid, struct devino *cache, uint64_t 
 int agent__scan_procs(struct agent *a)
 {
 	struct devino *cache = calloc(DEVINO_CACHE, sizeof(*cache));
-	uint64_t now = agent__now(CLOCK_MONOTONIC);
+	uint64_t now = dp_now_ns();
 	unsigned int nprocs = 0;
 	DIR *d;
 

@@ -13,7 +13,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +22,10 @@
 #include <linux/perf_event.h>
 
 #include "domprof/agentlink.h"
+#include "domprof/clock.h"
 #include "domprof/guestsync.h"
 #include "domprof/records.h"
+#include "domprof/strbuf.h"
 #include "domprof/words.h"
 #include "host/agents.h"
 
@@ -41,12 +42,6 @@
 #define CLOCK_SLACK_NS	 1000000ull
 #define CLOCK_UNKNOWN_NS 20000000ull
 
-struct text {
-	char *p;
-	size_t len, cap, limit;
-	bool full;
-};
-
 struct gagent {
 	uint32_t domain;
 	struct agentlink *link;
@@ -56,7 +51,7 @@ struct gagent {
 	uint64_t told_placed, told_outside; /* of the instance, in AGENT_ASSIST records so far */
 	unsigned incarnations;
 	char kname[64];
-	struct text ksyms, mods;
+	struct dp_strbuf ksyms, mods; /* bounded: what the guest sends is untrusted */
 	bool kernel_dirty;
 	uint8_t (*asked)[AP_BUILD_ID_MAX + 1]; /* [0] = length */
 	size_t nasked;
@@ -81,57 +76,18 @@ struct cbctx {
 	int err;
 };
 
-static void text__free(struct text *t)
-{
-	free(t->p);
-	memset(t, 0, sizeof(*t));
-}
-
 /* Append with every byte a /proc-format parser would split on made harmless. */
-static void text__add(struct text *t, const char *s, size_t n, bool clean)
+static void text__add(struct dp_strbuf *t, const char *s, size_t n, bool clean)
 {
-	if (t->full)
+	if (dp_strbuf__grow(t, n) < 0)
 		return;
-	if (t->len + n + 1 > t->limit) {
-		t->full = true;
-		return;
-	}
-	if (t->len + n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 65536;
-		char *p;
-
-		while (cap < t->len + n + 1)
-			cap *= 2;
-		p = realloc(t->p, cap);
-		if (!p) {
-			t->full = true;
-			return;
-		}
-		t->p = p;
-		t->cap = cap;
-	}
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		t->p[t->len++] =
+		t->buf[t->len + i] =
 			clean && (c <= ' ' || c == 0x7f || c == '[' || c == ']') ? '_' : (char)c;
 	}
-	t->p[t->len] = '\0';
-}
-
-static void text__addf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void text__addf(struct text *t, const char *fmt, ...)
-{
-	char buf[128];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		text__add(t, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, false);
+	dp_strbuf__setlen(t, t->len + n);
 }
 
 static int switch_to(struct cbctx *c)
@@ -215,10 +171,10 @@ static void on_hello(const struct agentlink_hello *h, void *arg)
 		/* An agent announcing a layout we cannot parse: its records are ignored. */
 		ga->gs = NULL;
 	}
-	text__free(&ga->ksyms);
-	text__free(&ga->mods);
-	ga->ksyms.limit = KTEXT_MAX;
-	ga->mods.limit = MTEXT_MAX;
+	dp_strbuf__release(&ga->ksyms);
+	dp_strbuf__release(&ga->mods);
+	dp_strbuf__init(&ga->ksyms, KTEXT_MAX);
+	dp_strbuf__init(&ga->mods, MTEXT_MAX);
 	ga->kernel_dirty = false;
 	ga->nasked = 0;
 	ga->last_dropped_frames = ga->last_lost_records = 0;
@@ -240,7 +196,7 @@ static void on_ksym(const struct agentlink_ksym *s, void *arg)
 
 	if (!((type | 0x20) >= 'a' && (type | 0x20) <= 'z'))
 		return;
-	text__addf(&ga->ksyms, "%016llx %c ", (unsigned long long)s->addr, type);
+	dp_strbuf__addf(&ga->ksyms, "%016llx %c ", (unsigned long long)s->addr, type);
 	text__add(&ga->ksyms, s->name, s->name_len > 512 ? 512 : s->name_len, true);
 	if (s->module_len) {
 		text__add(&ga->ksyms, "\t[", 2, false);
@@ -260,8 +216,8 @@ static void on_module(const struct agentlink_module *m, void *arg)
 	if (m->what != AGENTLINK_MODULE_LOADED || !m->name_len)
 		return;
 	text__add(&ga->mods, m->name, m->name_len > 64 ? 64 : m->name_len, true);
-	text__addf(&ga->mods, " %llu 0 - Live 0x%llx\n", (unsigned long long)m->size,
-		   (unsigned long long)m->start);
+	dp_strbuf__addf(&ga->mods, " %llu 0 - Live 0x%llx\n", (unsigned long long)m->size,
+			(unsigned long long)m->start);
 	ga->kernel_dirty = true;
 }
 
@@ -318,7 +274,7 @@ static void on_perf(const struct agentlink_perf *r, void *arg)
 	}
 	if (ga->kernel_dirty) {
 		ga->kernel_dirty = false;
-		ret = guestsync__load_kernel_mem(ga->gs, ga->ksyms.p, ga->ksyms.len, ga->mods.p,
+		ret = guestsync__load_kernel_mem(ga->gs, ga->ksyms.buf, ga->ksyms.len, ga->mods.buf,
 						 ga->mods.len, c->out);
 		if (ret < 0 && ret != -ENOMEM)
 			ret = 0; /* a guest's odd kallsyms only costs it its kernel symbols */
@@ -423,12 +379,10 @@ static const struct agentlink_cbs cbs = {
 int ragents__new(struct ragents **out)
 {
 	struct ragents *ra = calloc(1, sizeof(*ra));
-	struct timespec ts;
 
 	if (!ra)
 		return -ENOMEM;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ra->start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	ra->start_ns = dp_now_ns();
 	*out = ra;
 	return 0;
 }
@@ -508,8 +462,8 @@ static void gagent__free(struct gagent *ga)
 {
 	agentlink__free(ga->link);
 	guestsync__free(ga->gs);
-	text__free(&ga->ksyms);
-	text__free(&ga->mods);
+	dp_strbuf__release(&ga->ksyms);
+	dp_strbuf__release(&ga->mods);
 	free(ga->asked);
 	free(ga);
 }

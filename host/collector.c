@@ -20,8 +20,11 @@
 
 #include <linux/perf_event.h>
 
+#include "domprof/clock.h"
 #include "domprof/collector.h"
+#include "domprof/errbuf.h"
 #include "domprof/hostsync.h"
+#include "domprof/mem.h"
 #include "domprof/words.h"
 
 #define MAX_CPUS    4096
@@ -64,14 +67,6 @@ struct collector {
 	uint8_t copy[COPY_MAX];
 	char warn[512];
 };
-
-uint64_t collector__now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
@@ -136,8 +131,8 @@ static int setup_events(struct collector *c, char *errbuf, size_t errlen)
 		struct collector_event *e;
 
 		if (c->nev + (s->software ? 1 : 2) > DP_MAX_EVENTS) {
-			snprintf(errbuf, errlen, "too many events (at most %d counters)",
-				 DP_MAX_EVENTS);
+			dp_errbuf__set(errbuf, errlen, "too many events (at most %d counters)",
+				       DP_MAX_EVENTS);
 			return -E2BIG;
 		}
 		e = &c->ev[c->nev++];
@@ -190,15 +185,8 @@ static void fill_attr(const struct collector *c, unsigned idx, bool sideband,
 
 static int add_fd(struct collector *c, int fd, uint32_t idx, uint32_t slot)
 {
-	if (c->nfds == c->capfds) {
-		size_t cap = c->capfds ? c->capfds * 2 : 64;
-		struct cfd *v = realloc(c->fds, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->fds = v;
-		c->capfds = cap;
-	}
+	if (dp_ensure(c->fds, c->capfds, c->nfds + 1) < 0)
+		return -ENOMEM;
 	c->fds[c->nfds].fd = fd;
 	c->fds[c->nfds].idx = idx;
 	c->fds[c->nfds].cpu_slot = slot;
@@ -274,39 +262,40 @@ static int open_one(struct collector *c, unsigned idx, pid_t pid, uint32_t slot,
 			return 1;
 		}
 		if (fd == -ENOENT || fd == -ENODEV || fd == -EOPNOTSUPP) {
-			snprintf(errbuf, errlen,
-				 "cannot open event %s: %s; this machine has no hardware PMU for "
-				 "it; use cpu-clock",
-				 e->spec.name, strerror(-fd));
+			dp_errbuf__set(
+				errbuf, errlen,
+				"cannot open event %s: %s; this machine has no hardware PMU for "
+				"it; use cpu-clock",
+				e->spec.name, strerror(-fd));
 			return fd;
 		}
 	}
 	if (fd < 0) {
-		snprintf(errbuf, errlen, "cannot open event %s on CPU %u: %s", e->spec.name,
-			 c->cpus[slot], errno_hint(fd));
+		dp_errbuf__set(errbuf, errlen, "cannot open event %s on CPU %u: %s", e->spec.name,
+			       c->cpus[slot], errno_hint(fd));
 		return fd;
 	}
 	if (!c->rings[slot].base) {
 		r = map_ring(c, slot, fd);
 		if (r < 0) {
-			snprintf(errbuf, errlen, "cannot map the ring buffer of CPU %u: %s%s",
-				 c->cpus[slot], strerror(-r),
-				 r == -EPERM ? " (raise /proc/sys/kernel/perf_event_mlock_kb)"
-					     : "");
+			dp_errbuf__set(errbuf, errlen, "cannot map the ring buffer of CPU %u: %s%s",
+				       c->cpus[slot], strerror(-r),
+				       r == -EPERM ? " (raise /proc/sys/kernel/perf_event_mlock_kb)"
+						   : "");
 			close(fd);
 			return r;
 		}
 	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->rings[slot].fd) < 0) {
 		r = -errno;
-		snprintf(errbuf, errlen, "cannot share the ring of CPU %u: %s", c->cpus[slot],
-			 strerror(-r));
+		dp_errbuf__set(errbuf, errlen, "cannot share the ring of CPU %u: %s", c->cpus[slot],
+			       strerror(-r));
 		close(fd);
 		return r;
 	}
 	r = add_fd(c, fd, idx, slot);
 	if (r < 0) {
 		close(fd);
-		snprintf(errbuf, errlen, "cannot read an event id: %s", strerror(-r));
+		dp_errbuf__set(errbuf, errlen, "cannot read an event id: %s", strerror(-r));
 	}
 	return r;
 }
@@ -336,14 +325,14 @@ static int open_pid(struct collector *c, char *errbuf, size_t errlen)
 	int r = 0;
 
 	if (c->opts.pid <= 0) {
-		snprintf(errbuf, errlen, "invalid PID %d", (int)c->opts.pid);
+		dp_errbuf__set(errbuf, errlen, "invalid PID %d", (int)c->opts.pid);
 		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)c->opts.pid);
 	d = opendir(path);
 	if (!d) {
 		r = -errno;
-		snprintf(errbuf, errlen, "no process with PID %d", (int)c->opts.pid);
+		dp_errbuf__set(errbuf, errlen, "no process with PID %d", (int)c->opts.pid);
 		return r == -ENOENT ? -ESRCH : r;
 	}
 	while ((de = readdir(d)) && n < MAX_THREADS) {
@@ -359,7 +348,7 @@ static int open_pid(struct collector *c, char *errbuf, size_t errlen)
 	}
 	closedir(d);
 	if (r >= 0 && !c->nfds) {
-		snprintf(errbuf, errlen, "no process with PID %d", (int)c->opts.pid);
+		dp_errbuf__set(errbuf, errlen, "no process with PID %d", (int)c->opts.pid);
 		return -ESRCH;
 	}
 	return r;
@@ -372,7 +361,7 @@ static int fork_child(struct collector *c, char *errbuf, size_t errlen)
 	pid_t pid;
 
 	if (!c->opts.argv || !c->opts.argv[0]) {
-		snprintf(errbuf, errlen, "no command given after --");
+		dp_errbuf__set(errbuf, errlen, "no command given after --");
 		return -EINVAL;
 	}
 	if (pipe2(go, O_CLOEXEC) < 0)
@@ -390,7 +379,7 @@ static int fork_child(struct collector *c, char *errbuf, size_t errlen)
 		close(go[1]);
 		close(err[0]);
 		close(err[1]);
-		snprintf(errbuf, errlen, "cannot fork: %s", strerror(-r));
+		dp_errbuf__set(errbuf, errlen, "cannot fork: %s", strerror(-r));
 		return r;
 	}
 	if (pid == 0) {
@@ -426,7 +415,7 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 
 	errbuf[0] = '\0';
 	if (!opts || !opts->nevents || !opts->events) {
-		snprintf(errbuf, errlen, "no events");
+		dp_errbuf__set(errbuf, errlen, "no events");
 		return -EINVAL;
 	}
 	c = calloc(1, sizeof(*c));
@@ -441,8 +430,8 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 	if (!c->opts.mmap_pages)
 		c->opts.mmap_pages = COLLECTOR_DEFAULT_PAGES;
 	if (c->opts.mmap_pages & (c->opts.mmap_pages - 1) || c->opts.mmap_pages > (1u << 20)) {
-		snprintf(errbuf, errlen, "--mmap-pages must be a power of two (got %u)",
-			 c->opts.mmap_pages);
+		dp_errbuf__set(errbuf, errlen, "--mmap-pages must be a power of two (got %u)",
+			       c->opts.mmap_pages);
 		r = -EINVAL;
 		goto err_free;
 	}
@@ -453,7 +442,7 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 	}
 	r = read_online_cpus(c);
 	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot read the online CPUs");
+		dp_errbuf__set(errbuf, errlen, "cannot read the online CPUs");
 		goto err_free;
 	}
 	c->rings = calloc(c->ncpus_online, sizeof(*c->rings));
@@ -486,7 +475,7 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 
 err_free:
 	if (!errbuf[0])
-		snprintf(errbuf, errlen, "%s", strerror(-r));
+		dp_errbuf__set(errbuf, errlen, "%s", strerror(-r));
 	collector__free(c);
 	return r;
 }
@@ -562,14 +551,14 @@ int collector__register_ids(const struct collector *c, struct hostsync *hs)
 int collector__start(struct collector *c, char *errbuf, size_t errlen)
 {
 	errbuf[0] = '\0';
-	c->last_now = collector__now();
+	c->last_now = dp_now_ns();
 	if (c->opts.target != COLLECT_CMD) {
 		for (size_t i = 0; i < c->nfds; i++) {
 			if (ioctl(c->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 				int r = -errno;
 
-				snprintf(errbuf, errlen, "cannot enable the events: %s",
-					 strerror(-r));
+				dp_errbuf__set(errbuf, errlen, "cannot enable the events: %s",
+					       strerror(-r));
 				return r;
 			}
 		}
@@ -582,7 +571,8 @@ int collector__start(struct collector *c, char *errbuf, size_t errlen)
 		ssize_t n;
 
 		if (write(c->go_fd, &b, 1) != 1) {
-			snprintf(errbuf, errlen, "cannot start the command: %s", strerror(errno));
+			dp_errbuf__set(errbuf, errlen, "cannot start the command: %s",
+				       strerror(errno));
 			return -EIO;
 		}
 		close(c->go_fd);
@@ -594,7 +584,8 @@ int collector__start(struct collector *c, char *errbuf, size_t errlen)
 		close(c->err_fd);
 		c->err_fd = -1;
 		if (n == (ssize_t)sizeof(e)) {
-			snprintf(errbuf, errlen, "cannot run %s: %s", c->opts.argv[0], strerror(e));
+			dp_errbuf__set(errbuf, errlen, "cannot run %s: %s", c->opts.argv[0],
+				       strerror(e));
 			waitpid(c->child, &c->child_status, 0);
 			c->child_exited = true;
 			return -e;
@@ -692,7 +683,7 @@ static int drain_ring(struct collector *c, struct ring *rg, struct hostsync *hs)
 
 int collector__drain(struct collector *c, struct hostsync *hs, uint64_t *horizon)
 {
-	uint64_t now = collector__now();
+	uint64_t now = dp_now_ns();
 	int r = 0;
 
 	for (unsigned i = 0; i < c->ncpus_online && r >= 0; i++)

@@ -19,7 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "domprof/clock.h"
 #include "domprof/hostsync.h"
+#include "domprof/mem.h"
 #include "domprof/passive.h"
 #include "domprof/records.h"
 #include "domprof/vmm.h"
@@ -96,7 +98,7 @@ struct rdomains {
 	struct rpassive *passive;
 	unsigned npassive;
 	struct rpd *pds;
-	size_t npds;
+	size_t npds, cappds;
 	char *msgs; /* lines for the user */
 	size_t msglen;
 };
@@ -145,15 +147,8 @@ static bool is_ignored(const struct rdomains *rd, uint32_t id)
 
 static int ignore(struct rdomains *rd, uint32_t id)
 {
-	if (rd->nignored == rd->capignored) {
-		size_t cap = rd->capignored ? 2 * rd->capignored : 16;
-		uint32_t *v = realloc(rd->ignored, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		rd->ignored = v;
-		rd->capignored = cap;
-	}
+	if (dp_ensure(rd->ignored, rd->capignored, rd->nignored + 1) < 0)
+		return -ENOMEM;
 	rd->ignored[rd->nignored++] = id;
 	return 0;
 }
@@ -199,15 +194,8 @@ static int track(struct rdomains *rd, const struct vmm_domain *d, const struct v
 	}
 	if (rd->nvt >= MAX_TRACKED)
 		return 0;
-	if (rd->nvt == rd->capvt) {
-		size_t cap = rd->capvt ? 2 * rd->capvt : 64;
-
-		v = realloc(rd->vt, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		rd->vt = v;
-		rd->capvt = cap;
-	}
+	if (dp_ensure(rd->vt, rd->capvt, rd->nvt + 1) < 0)
+		return -ENOMEM;
 	v = &rd->vt[rd->nvt];
 	memset(v, 0, sizeof(*v));
 	v->domain = d->id;
@@ -222,21 +210,13 @@ static int track(struct rdomains *rd, const struct vmm_domain *d, const struct v
 	return 0;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Emit one VCPU_WAIT per thread whose counters moved; drop threads that are
  * gone. The time is read here, next to the counters it dates.
  */
 static int sample_waits(struct rdomains *rd, bool all)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = dp_now_ns();
 	size_t j = 0;
 	int ret = 0;
 
@@ -344,12 +324,10 @@ static int passive_start(struct rdomains *rd, struct rpassive *rp, const struct 
 	ret = passive_domain__new(d->name, img, &o, &pd);
 	if (ret < 0)
 		return ret;
-	v = realloc(rd->pds, (rd->npds + 1) * sizeof(*v));
-	if (!v) {
+	if (dp_ensure(rd->pds, rd->cappds, rd->npds + 1) < 0) {
 		passive_domain__free(pd);
 		return -ENOMEM;
 	}
-	rd->pds = v;
 	v = &rd->pds[rd->npds++];
 	*v = (struct rpd){.domain = d->id, .pd = pd, .rp = rp};
 	ret = hostsync__set_passive(rd->hs, d->id, pd);

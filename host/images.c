@@ -15,6 +15,7 @@
 
 #include "domprof/hash.h"
 #include "domprof/records.h"
+#include "domprof/mem.h"
 #include "host/internal.h"
 
 void images__init(struct hs_images *t)
@@ -31,7 +32,7 @@ void images__fini(struct hs_images *t)
 		free(t->v[i]);
 	}
 	free(t->v);
-	free(t->tab);
+	dp_hashmap__fini(&t->map);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -61,26 +62,6 @@ static bool image_eq(const struct hs_image *img, uint8_t kind, const char *name,
 	}
 }
 
-static int tab_grow(struct hs_images *t)
-{
-	size_t size = t->tabsize ? t->tabsize * 2 : 1024;
-	uint32_t *tab = calloc(size, sizeof(*tab));
-
-	if (!tab)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t b = t->v[i]->hash & (size - 1);
-
-		while (tab[b])
-			b = (b + 1) & (size - 1);
-		tab[b] = t->v[i]->id;
-	}
-	free(t->tab);
-	t->tab = tab;
-	t->tabsize = size;
-	return 0;
-}
-
 /*
  * For FILE images the key words are (dev, ino, bid-hash); for ANON (start,
  * end, tgid). Kernel, modules and [unknown] are keyed by name only.
@@ -89,34 +70,24 @@ static struct hs_image *images__lookup(struct hs_images *t, uint8_t kind, const 
 				       size_t len, uint64_t a, uint64_t b, uint64_t c,
 				       bool *created)
 {
+	struct dp_hnode *n;
 	uint64_t h;
-	size_t i;
 	struct hs_image *img;
 
 	*created = false;
 	if (len > HS_PATH_MAX)
 		len = HS_PATH_MAX;
 	h = image_hash(kind, name, len, a, b, c);
-	if (t->tabsize) {
-		for (i = h & (t->tabsize - 1); t->tab[i]; i = (i + 1) & (t->tabsize - 1)) {
-			img = t->v[t->tab[i] - 1];
-			if (img->hash == h && image_eq(img, kind, name, len, a, b, c))
-				return img;
-		}
+	dp_hashmap__for_each_hash(&t->map, n, h)
+	{
+		img = dp_hnode_entry(n, struct hs_image, node);
+		if (image_eq(img, kind, name, len, a, b, c))
+			return img;
 	}
 	if (t->n >= UINT32_MAX - 1)
 		return NULL;
-	if ((t->n + 1) * 2 > t->tabsize && tab_grow(t) < 0)
+	if (dp_ensure(t->v, t->cap, t->n + 1) < 0)
 		return NULL;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct hs_image **v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = cap;
-	}
 	img = calloc(1, sizeof(*img));
 	if (!img)
 		return NULL;
@@ -129,12 +100,13 @@ static struct hs_image *images__lookup(struct hs_images *t, uint8_t kind, const 
 	img->name[len] = '\0';
 	img->name_len = len;
 	img->kind = kind;
-	img->hash = h;
+	if (dp_hashmap__add(&t->map, &img->node, h) < 0) {
+		free(img->name);
+		free(img);
+		return NULL;
+	}
 	img->id = (uint32_t)t->n + 1;
 	t->v[t->n++] = img;
-	for (i = h & (t->tabsize - 1); t->tab[i]; i = (i + 1) & (t->tabsize - 1))
-		;
-	t->tab[i] = img->id;
 	*created = true;
 	return img;
 }

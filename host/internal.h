@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "domprof/hashmap.h"
 #include "domprof/hostsync.h"
 #include "domprof/words.h"
 
@@ -30,10 +31,10 @@ struct hs_image {
 	uint8_t bid[DP_BUILD_ID_MAX];
 	uint64_t dev, ino;
 	uint64_t mtime;
-	uint64_t start, end; /* ANON, KERNEL, MODULE */
-	uint32_t tgid;	     /* ANON */
-	uint64_t key3;	     /* third key word: build-id hash (FILE), tgid (ANON) */
-	uint64_t hash;
+	uint64_t start, end;  /* ANON, KERNEL, MODULE */
+	uint32_t tgid;	      /* ANON */
+	uint64_t key3;	      /* third key word: build-id hash (FILE), tgid (ANON) */
+	struct dp_hnode node; /* in hs_images.map */
 	size_t name_len;
 	char *name;
 };
@@ -41,8 +42,7 @@ struct hs_image {
 struct hs_images {
 	struct hs_image **v; /* by id - 1 */
 	size_t n, cap;
-	uint32_t *tab; /* open addressing: id, 0 = empty */
-	size_t tabsize;
+	struct dp_hashmap map; /* by kind, name and key words */
 	/*
 	 * Ids in the word stream are id_base + id, so producers sharing a
 	 * stream never reuse one; foreign: the paths are another machine's (a
@@ -82,14 +82,12 @@ struct hs_proc {
 	struct hs_image *app;
 	struct hs_map *maps;
 	size_t nmaps, cap;
-	size_t last; /* index of the last map hit */
-	struct hs_proc *next;
+	size_t last;	      /* index of the last map hit */
+	struct dp_hnode node; /* in hs_procs, by tgid */
 };
 
 struct hs_procs {
-	struct hs_proc **buckets;
-	size_t nbuckets;
-	size_t n;
+	struct dp_hashmap map;
 };
 
 int procs__init(struct hs_procs *p);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "domprof/records.h"
+#include "domprof/mem.h"
 #include "host/internal.h"
 
 #define KSYM_NAME_MAX 512
@@ -109,15 +110,8 @@ static int parse_kallsyms(FILE *f, struct ksym **out, size_t *nout, uint64_t *st
 			continue;
 		if (n >= HS_KSYMS_MAX)
 			break;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 65536;
-			struct ksym *nv = realloc(v, ncap * sizeof(*nv));
-
-			if (!nv)
-				goto err_nomem;
-			v = nv;
-			cap = ncap;
-		}
+		if (dp_ensure(v, cap, n + 1) < 0)
+			goto err_nomem;
 		/* Keep kallsyms' own spelling "sym [mod]" (tab replaced by a space). */
 		if (mod) {
 			size_t mlen = strlen(mod + 1);
@@ -184,15 +178,8 @@ static int parse_modules(FILE *f, struct hs_kernel *k, struct hs_images *images,
 			continue;
 		if (k->nmods >= HS_MODULES_MAX)
 			break;
-		if (k->nmods == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			struct hs_kmod *m = realloc(k->mods, ncap * sizeof(*m));
-
-			if (!m)
-				return -ENOMEM;
-			k->mods = m;
-			cap = ncap;
-		}
+		if (dp_ensure(k->mods, cap, k->nmods + 1) < 0)
+			return -ENOMEM;
 		img = images__special(images, DP_IMAGE_MODULE, name, base, base + size);
 		if (!img)
 			return -ENOMEM;

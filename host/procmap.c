@@ -8,15 +8,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "domprof/hash.h"
+#include "domprof/hashmap.h"
+#include "domprof/mem.h"
 #include "host/internal.h"
+
+/* A host has thousands of processes: start large rather than rehash during the /proc scan. */
+#define PROCS_MIN_BUCKETS 16384
 
 int procs__init(struct hs_procs *p)
 {
-	p->nbuckets = 16384;
-	p->n = 0;
-	p->buckets = calloc(p->nbuckets, sizeof(*p->buckets));
-	return p->buckets ? 0 : -ENOMEM;
+	dp_hashmap__init(&p->map, PROCS_MIN_BUCKETS);
+	return 0;
 }
 
 static void proc_free(struct hs_proc *proc)
@@ -27,39 +29,31 @@ static void proc_free(struct hs_proc *proc)
 
 void procs__fini(struct hs_procs *p)
 {
-	if (!p || !p->buckets)
-		return;
-	for (size_t i = 0; i < p->nbuckets; i++) {
-		struct hs_proc *proc = p->buckets[i], *next;
+	struct dp_hnode *n, *next;
+	size_t bkt;
 
-		for (; proc; proc = next) {
-			next = proc->next;
-			proc_free(proc);
-		}
-	}
-	free(p->buckets);
-	p->buckets = NULL;
-	p->n = 0;
+	if (!p)
+		return;
+	dp_hashmap__for_each_safe(&p->map, bkt, n, next)
+		proc_free(dp_hnode_entry(n, struct hs_proc, node));
+	dp_hashmap__fini(&p->map);
 }
 
-static size_t bucket_of(const struct hs_procs *p, uint32_t tgid)
+static bool proc_tgid_eq(const struct dp_hnode *n, const void *key)
 {
-	return hash_mix64(tgid) & (p->nbuckets - 1);
+	return dp_hnode_entry(n, struct hs_proc, node)->tgid == *(const uint32_t *)key;
 }
 
 struct hs_proc *procs__find(struct hs_procs *p, uint32_t tgid)
 {
-	struct hs_proc *proc = p->buckets[bucket_of(p, tgid)];
+	struct dp_hnode *n = dp_hashmap__find(&p->map, dp_hash_u64(tgid), proc_tgid_eq, &tgid);
 
-	while (proc && proc->tgid != tgid)
-		proc = proc->next;
-	return proc;
+	return n ? dp_hnode_entry(n, struct hs_proc, node) : NULL;
 }
 
 struct hs_proc *procs__get(struct hs_procs *p, uint32_t tgid)
 {
 	struct hs_proc *proc = procs__find(p, tgid);
-	size_t b;
 
 	if (proc)
 		return proc;
@@ -67,27 +61,21 @@ struct hs_proc *procs__get(struct hs_procs *p, uint32_t tgid)
 	if (!proc)
 		return NULL;
 	proc->tgid = tgid;
-	b = bucket_of(p, tgid);
-	proc->next = p->buckets[b];
-	p->buckets[b] = proc;
-	p->n++;
+	if (dp_hashmap__add(&p->map, &proc->node, dp_hash_u64(tgid)) < 0) {
+		free(proc);
+		return NULL;
+	}
 	return proc;
 }
 
 void procs__drop(struct hs_procs *p, uint32_t tgid)
 {
-	struct hs_proc **pp = &p->buckets[bucket_of(p, tgid)];
+	struct hs_proc *proc = procs__find(p, tgid);
 
-	for (; *pp; pp = &(*pp)->next) {
-		if ((*pp)->tgid == tgid) {
-			struct hs_proc *proc = *pp;
-
-			*pp = proc->next;
-			proc_free(proc);
-			p->n--;
-			return;
-		}
-	}
+	if (!proc)
+		return;
+	dp_hashmap__del(&p->map, &proc->node);
+	proc_free(proc);
 }
 
 void proc__clear_maps(struct hs_proc *proc)
@@ -98,14 +86,8 @@ void proc__clear_maps(struct hs_proc *proc)
 
 int proc__copy_maps(struct hs_proc *dst, const struct hs_proc *src)
 {
-	if (dst->cap < src->nmaps) {
-		struct hs_map *m = realloc(dst->maps, src->nmaps * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		dst->maps = m;
-		dst->cap = src->nmaps;
-	}
+	if (dp_ensure(dst->maps, dst->cap, src->nmaps) < 0)
+		return -ENOMEM;
 	if (src->nmaps)
 		memcpy(dst->maps, src->maps, src->nmaps * sizeof(*dst->maps));
 	dst->nmaps = src->nmaps;
@@ -156,18 +138,8 @@ int proc__add_map(struct hs_proc *proc, uint64_t start, uint64_t end, uint64_t p
 	need = proc->nmaps - (j - i) + 1 + has_left + has_right;
 	if (need > HS_MAPS_MAX)
 		return -E2BIG;
-	if (need > proc->cap) {
-		size_t cap = proc->cap ? proc->cap * 2 : 16;
-		struct hs_map *m;
-
-		while (cap < need)
-			cap *= 2;
-		m = realloc(proc->maps, cap * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		proc->maps = m;
-		proc->cap = cap;
-	}
+	if (dp_ensure(proc->maps, proc->cap, need) < 0)
+		return -ENOMEM;
 	memmove(proc->maps + i + 1 + has_left + has_right, proc->maps + j,
 		(proc->nmaps - j) * sizeof(*proc->maps));
 	if (has_left)

@@ -12,8 +12,10 @@
 
 #include <linux/perf_event.h>
 
+#include "domprof/clock.h"
 #include "domprof/collector.h"
 #include "domprof/daemon.h"
+#include "domprof/errbuf.h"
 #include "domprof/hostsync.h"
 #include "domprof/records.h"
 #include "domprof/session.h"
@@ -64,7 +66,7 @@ static int fail(char *errbuf, size_t errlen, int r, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
+	dp_errbuf__vset(errbuf, errlen, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -198,7 +200,7 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 		fail(errbuf, errlen, ret, "cannot set up the sync stage: %s", strerror(-ret));
 		goto err;
 	}
-	r->start_ns = collector__now();
+	r->start_ns = dp_now_ns();
 	ret = emit_header(r);
 	if (ret < 0) {
 		fail(errbuf, errlen, ret, "out of memory");
@@ -237,7 +239,7 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 			     strerror(-ret));
 			goto err;
 		}
-		r->last_domain_poll = collector__now();
+		r->last_domain_poll = dp_now_ns();
 		ret = rdomains__poll(r->rd, r->last_domain_poll, &r->out);
 		if (ret < 0) {
 			fail(errbuf, errlen, ret, "finding domains: %s", strerror(-ret));
@@ -267,9 +269,9 @@ const struct collector *record__collector(const struct record *r)
  */
 static int agents_catch_up(struct record *r)
 {
-	uint64_t end = collector__now() + AGENT_MARK_WAIT_NS;
+	uint64_t end = dp_now_ns() + AGENT_MARK_WAIT_NS;
 
-	while (rdomains__agents_behind(r->rd) && collector__now() < end) {
+	while (rdomains__agents_behind(r->rd) && dp_now_ns() < end) {
 		struct pollfd pfd[32];
 		int fds[32];
 		unsigned n = rdomains__agent_fds(r->rd, fds, 32);
@@ -280,7 +282,7 @@ static int agents_catch_up(struct record *r)
 			pfd[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
 		if (poll(pfd, n, 50) < 0 && errno != EINTR)
 			return -errno;
-		ret = rdomains__agents(r->rd, collector__now(), 0, &r->out, &wrote);
+		ret = rdomains__agents(r->rd, dp_now_ns(), 0, &r->out, &wrote);
 		if (ret < 0)
 			return ret;
 		if (wrote)
@@ -300,7 +302,7 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 	if (horizon_override) {
 		horizon = horizon_override;
 	} else if (r->rd) {
-		uint64_t now = collector__now();
+		uint64_t now = dp_now_ns();
 
 		if (now - r->last_domain_poll >= DOMAIN_POLL_NS) {
 			r->last_domain_poll = now;
@@ -314,7 +316,7 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 	}
 	if (r->tcg) {
 		/* Before the flush: their samples are records of the host's sync stage. */
-		ret = rtcg__poll(r->tcg, collector__now(), &r->out);
+		ret = rtcg__poll(r->tcg, dp_now_ns(), &r->out);
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "TCG plugins: %s", strerror(-ret));
 	}
@@ -336,7 +338,7 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 
 		ret = horizon_override == UINT64_MAX
 			      ? rdomains__agents_finish(r->rd, &r->out, &wrote)
-			      : rdomains__agents(r->rd, collector__now(), horizon, &r->out, &wrote);
+			      : rdomains__agents(r->rd, dp_now_ns(), horizon, &r->out, &wrote);
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "guest agents: %s", strerror(-ret));
 		if (wrote)
@@ -352,7 +354,7 @@ static int finish(struct record *r, char *errbuf, size_t errlen)
 	collector__stop(r->col);
 	if (r->rd) {
 		/* A last look, so a domain found late still gets its held samples. */
-		ret = rdomains__final_poll(r->rd, collector__now(), &r->out);
+		ret = rdomains__final_poll(r->rd, dp_now_ns(), &r->out);
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "finding domains: %s", strerror(-ret));
 		/* Before the last flush, so the samples still held meet a slide found now. */
@@ -371,7 +373,7 @@ static int finish(struct record *r, char *errbuf, size_t errlen)
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "out of memory");
 	}
-	ret = dp_emit__end(&r->out, collector__now());
+	ret = dp_emit__end(&r->out, dp_now_ns());
 	if (ret < 0)
 		return fail(errbuf, errlen, ret, "out of memory");
 	ret = push(r, errbuf, errlen);
@@ -388,7 +390,7 @@ static int finish(struct record *r, char *errbuf, size_t errlen)
 
 int record__run(struct record *r, volatile const int *stop, char *errbuf, size_t errlen)
 {
-	uint64_t last_sync = collector__now();
+	uint64_t last_sync = dp_now_ns();
 	int ret = 0, status;
 
 	errbuf[0] = '\0';
@@ -415,7 +417,7 @@ int record__run(struct record *r, volatile const int *stop, char *errbuf, size_t
 			break;
 		if (child_done)
 			break;
-		now = collector__now();
+		now = dp_now_ns();
 		if (r->opts.duration_ns && now - r->start_ns >= r->opts.duration_ns)
 			break;
 		if (now - last_sync >= SYNC_EVERY_NS) {

@@ -10,9 +10,14 @@ void dp_errbuf__set(char *errbuf, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
+	va_start(ap, fmt);
+	dp_errbuf__vset(errbuf, errlen, fmt, ap);
+	va_end(ap);
+}
+
+void dp_errbuf__vset(char *errbuf, size_t errlen, const char *fmt, va_list ap)
+{
 	if (!errbuf || !errlen)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
 }

@@ -1,7 +1,12 @@
-# lib/: the word codec, odb format, session safety, saved stream.
+# lib/: the word codec, odb format, session safety, saved stream, and the
+# utility layer (array growth, hashmap, full I/O, strbuf) every module uses.
 noinst_LIBRARIES += lib/libdpcore.a
 lib_libdpcore_a_SOURCES = \
 	lib/errbuf.c \
+	lib/mem.c \
+	lib/hashmap.c \
+	lib/io.c \
+	lib/strbuf.c \
 	lib/words.c \
 	lib/records.c \
 	lib/session.c \
@@ -16,10 +21,10 @@ CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
 	tests/unit/test-metafile tests/unit/test-stream tests/unit/test-agentproto \
-	tests/unit/test-event-doc
+	tests/unit/test-event-doc tests/unit/test-util
 TESTS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
 	tests/unit/test-metafile tests/unit/test-stream tests/unit/test-agentproto \
-	tests/unit/test-event-doc
+	tests/unit/test-event-doc tests/unit/test-util
 tests_unit_test_words_SOURCES = tests/unit/test-words.c
 tests_unit_test_words_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_words_LDADD = lib/libdpcore.a $(UNIT_LIBS)
@@ -42,4 +47,7 @@ tests_unit_test_agentproto_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 tests_unit_test_event_doc_SOURCES = tests/unit/test-event-doc.c
 tests_unit_test_event_doc_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_event_doc_LDADD = lib/libdpcore.a $(UNIT_LIBS)
+tests_unit_test_util_SOURCES = tests/unit/test-util.c
+tests_unit_test_util_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_util_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 endif

@@ -13,6 +13,7 @@
 
 #include "domprof/hash.h"
 #include "domprof/hex.h"
+#include "domprof/io.h"
 #include "domprof/metafile.h"
 #include "domprof/session.h"
 
@@ -89,22 +90,6 @@ int meta__split(char *line, char **fields, int max)
 	return n;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int meta__write_file(int dirfd, const char *relpath, const char *data, size_t len)
 {
 	char tmp[NAME_MAX + 1], dir[PATH_MAX];
@@ -145,7 +130,7 @@ int meta__write_file(int dirfd, const char *relpath, const char *data, size_t le
 		r = fd;
 		goto out_close;
 	}
-	r = write_all(fd, data, len);
+	r = dp_write_in_full(fd, data, len);
 	if (close(fd) < 0 && !r)
 		r = -errno;
 	/* Final components only: renameat replaces a symlink there, never follows it. */
@@ -210,17 +195,15 @@ int meta__read_file(int dirfd, const char *relpath, size_t max, char **data, siz
 			}
 			buf = nb;
 		}
-		k = read(fd, buf + n, cap - n);
+		k = dp_read_in_full(fd, buf + n, cap - n);
 		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
+			r = (int)k;
 			free(buf);
 			goto out_close;
 		}
-		if (k == 0)
-			break;
 		n += (size_t)k;
+		if (n < cap)
+			break; /* end of file */
 	}
 	buf[n] = '\0';
 	*data = buf;

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "domprof/io.h"
 #include "domprof/session.h"
 
 #define RESOLVE_SAFE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)
@@ -359,10 +360,10 @@ int session__lock_collector(pid_t *holder)
 		return r;
 	}
 	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
-		r = -errno;
+	r = ftruncate(fd, 0) < 0 ? -errno : dp_pwrite_in_full(fd, buf, (size_t)n, 0);
+	if (r < 0) {
 		close(fd);
-		return r ? r : -EIO;
+		return r;
 	}
 	return fd;
 }

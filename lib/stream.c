@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "domprof/io.h"
 #include "domprof/le.h"
 #include "domprof/session.h"
 #include "domprof/stream.h"
@@ -54,22 +55,6 @@ struct stream_reader {
 	size_t out_len;
 };
 
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Feed the staged input to zstd with mode, writing out whatever it produces. */
 static int writer_compress(struct stream_writer *w, ZSTD_EndDirective mode)
 {
@@ -87,7 +72,7 @@ static int writer_compress(struct stream_writer *w, ZSTD_EndDirective mode)
 			w->err = -EIO;
 			return w->err;
 		}
-		r = write_all(w->fd, w->out, ob.pos);
+		r = dp_write_in_full(w->fd, w->out, ob.pos);
 		if (r < 0) {
 			w->err = r;
 			return r;

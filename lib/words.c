@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "domprof/le.h"
+#include "domprof/mem.h"
 #include "domprof/words.h"
 
 void dp_words__init(struct dp_words *b)
@@ -30,23 +31,11 @@ void dp_words__reset(struct dp_words *b)
 
 int dp_words__reserve(struct dp_words *b, size_t n)
 {
-	size_t cap;
-	uint64_t *w;
-
 	if (b->cap - b->n >= n)
 		return 0;
-	cap = b->cap ? b->cap : 4096;
-	while (cap - b->n < n) {
-		if (cap > SIZE_MAX / 16)
-			return -ENOMEM;
-		cap *= 2;
-	}
-	w = realloc(b->w, cap * sizeof(*w));
-	if (!w)
+	if (n > SIZE_MAX - b->n)
 		return -ENOMEM;
-	b->w = w;
-	b->cap = cap;
-	return 0;
+	return dp_ensure(b->w, b->cap, b->n + n);
 }
 
 int dp_words__sample(struct dp_words *b, uint64_t offset, uint32_t event)

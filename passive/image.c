@@ -17,6 +17,8 @@
 
 #include "domprof/errbuf.h"
 #include "domprof/hex.h"
+#include "domprof/io.h"
+#include "domprof/mem.h"
 #include "domprof/passive.h"
 #include "passive/internal.h"
 
@@ -49,18 +51,8 @@ void passive_image__free(struct passive_image *img)
 /* Symbol names live in one pool; offsets stay valid when it grows. */
 static int pool__add(struct passive_image *img, const char *s, size_t len, size_t *off)
 {
-	if (img->pool_len + len + 1 > img->pool_cap) {
-		size_t cap = img->pool_cap ? img->pool_cap * 2 : 65536;
-		char *p;
-
-		while (cap < img->pool_len + len + 1)
-			cap *= 2;
-		p = realloc(img->pool, cap);
-		if (!p)
-			return -ENOMEM;
-		img->pool = p;
-		img->pool_cap = cap;
-	}
+	if (dp_ensure(img->pool, img->pool_cap, img->pool_len + len + 1) < 0)
+		return -ENOMEM;
 	memcpy(img->pool + img->pool_len, s, len);
 	img->pool[img->pool_len + len] = '\0';
 	*off = img->pool_len;
@@ -70,15 +62,8 @@ static int pool__add(struct passive_image *img, const char *s, size_t len, size_
 
 static int syms__push(struct psym **v, size_t *n, size_t *cap, const struct psym *s)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 1024;
-		struct psym *p = realloc(*v, c * sizeof(**v));
-
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = c;
-	}
+	if (dp_ensure(*v, *cap, *n + 1) < 0)
+		return -ENOMEM;
 	(*v)[(*n)++] = *s;
 	return 0;
 }
@@ -650,6 +635,7 @@ int passive_image__load(const char *path, struct passive_image **out, char *errb
 	struct stat st;
 	char *data = NULL;
 	size_t got = 0;
+	ssize_t n;
 	int fd, ret;
 
 	*out = NULL;
@@ -703,20 +689,13 @@ int passive_image__load(const char *path, struct passive_image **out, char *errb
 		ret = -ENOMEM;
 		goto out_close;
 	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, data + got, (size_t)st.st_size - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			ret = -errno;
-			dp_errbuf__set(errbuf, errlen, "cannot read %s: %s", path, strerror(-ret));
-			goto out_data;
-		}
-		if (!r)
-			break;
-		got += (size_t)r;
+	n = dp_read_in_full(fd, data, (size_t)st.st_size);
+	if (n < 0) {
+		ret = (int)n;
+		dp_errbuf__set(errbuf, errlen, "cannot read %s: %s", path, strerror(-ret));
+		goto out_data;
 	}
+	got = (size_t)n;
 	if (memchr(data, '\0', got)) {
 		dp_errbuf__set(errbuf, errlen,
 			       "%s: neither an ELF file nor a System.map or kallsyms text", path);

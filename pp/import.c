@@ -24,6 +24,7 @@
 
 #include <linux/perf_event.h>
 
+#include "domprof/errbuf.h"
 #include "domprof/events.h"
 #include "domprof/hostsync.h"
 #include "domprof/import.h"
@@ -101,11 +102,9 @@ static int pd_err(struct pd *pd, int ret, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (pd->err && pd->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(pd->err, pd->errlen, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	dp_errbuf__vset(pd->err, pd->errlen, fmt, ap);
+	va_end(ap);
 	return ret;
 }
 

@@ -7,13 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "domprof/hashmap.h"
 #include "domprof/words.h"
 
-/* A string -> index map (open addressing, FNV-1a); keys are copied. */
+/* A string -> index map (FNV-1a over dp_hashmap); keys are copied. */
 struct strmap {
-	char **keys;
-	size_t *vals;
-	size_t n, cap;
+	struct dp_hashmap map;
 };
 
 void strmap__init(struct strmap *m);

@@ -18,9 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "domprof/arith.h"
 #include "domprof/errbuf.h"
 #include "domprof/events.h"
 #include "domprof/hash.h"
+#include "domprof/mem.h"
 #include "domprof/metafile.h"
 #include "domprof/odb.h"
 #include "domprof/session.h"
@@ -37,85 +39,71 @@
 
 /* ---- strmap ---- */
 
+/* Entries of a strmap: the key is copied in, after the value. */
+struct strmap_ent {
+	struct dp_hnode node;
+	size_t val;
+	char key[];
+};
+
+#define STRMAP_MIN_BUCKETS 64
+
 void strmap__init(struct strmap *m)
 {
-	memset(m, 0, sizeof(*m));
+	dp_hashmap__init(&m->map, STRMAP_MIN_BUCKETS);
 }
 
 void strmap__fini(struct strmap *m)
 {
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->keys[i]);
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
+	struct dp_hnode *n, *next;
+	size_t bkt;
+
+	dp_hashmap__for_each_safe(&m->map, bkt, n, next)
+		free(dp_hnode_entry(n, struct strmap_ent, node));
+	dp_hashmap__fini(&m->map);
 }
 
-static size_t strmap__slot(const struct strmap *m, const char *key)
+static struct strmap_ent *strmap__find(const struct strmap *m, const char *key, uint64_t h)
 {
-	size_t i = (size_t)fnv1a64(key, strlen(key)) & (m->cap - 1);
+	struct dp_hnode *n;
 
-	while (m->keys[i] && strcmp(m->keys[i], key))
-		i = (i + 1) & (m->cap - 1);
-	return i;
+	dp_hashmap__for_each_hash(&m->map, n, h)
+	{
+		struct strmap_ent *e = dp_hnode_entry(n, struct strmap_ent, node);
+
+		if (!strcmp(e->key, key))
+			return e;
+	}
+	return NULL;
 }
 
 size_t strmap__get(const struct strmap *m, const char *key)
 {
-	size_t i;
+	const struct strmap_ent *e = strmap__find(m, key, dp_hash_str(key));
 
-	if (!m->cap)
-		return SIZE_MAX;
-	i = strmap__slot(m, key);
-	return m->keys[i] ? m->vals[i] : SIZE_MAX;
-}
-
-static int strmap__grow(struct strmap *m)
-{
-	struct strmap n = {0};
-
-	n.cap = m->cap ? m->cap * 2 : 64;
-	n.keys = calloc(n.cap, sizeof(*n.keys));
-	n.vals = calloc(n.cap, sizeof(*n.vals));
-	if (!n.keys || !n.vals) {
-		free(n.keys);
-		free(n.vals);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->keys[i])
-			continue;
-		j = strmap__slot(&n, m->keys[i]);
-		n.keys[j] = m->keys[i];
-		n.vals[j] = m->vals[i];
-	}
-	n.n = m->n;
-	free(m->keys);
-	free(m->vals);
-	*m = n;
-	return 0;
+	return e ? e->val : SIZE_MAX;
 }
 
 int strmap__put(struct strmap *m, const char *key, size_t val)
 {
-	size_t i;
+	uint64_t h = dp_hash_str(key);
+	struct strmap_ent *e = strmap__find(m, key, h);
+	size_t len;
 
-	if ((m->n + 1) * 2 > m->cap) {
-		int ret = strmap__grow(m);
-
-		if (ret)
-			return ret;
+	if (e) {
+		e->val = val;
+		return 0;
 	}
-	i = strmap__slot(m, key);
-	if (!m->keys[i]) {
-		m->keys[i] = strdup(key);
-		if (!m->keys[i])
-			return -ENOMEM;
-		m->n++;
+	len = strlen(key);
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		return -ENOMEM;
+	memcpy(e->key, key, len + 1);
+	e->val = val;
+	if (dp_hashmap__add(&m->map, &e->node, h) < 0) {
+		free(e);
+		return -ENOMEM;
 	}
-	m->vals[i] = val;
 	return 0;
 }
 
@@ -600,7 +588,7 @@ static void image__derive(struct pp_image *im, bool guest)
 static struct pp_image *image__get(struct walk *w, const char *relpath)
 {
 	struct pp_session *s = w->s;
-	struct pp_image *im, **p;
+	struct pp_image *im;
 	size_t idx, mi_idx;
 	char *key;
 
@@ -643,15 +631,8 @@ static struct pp_image *image__get(struct walk *w, const char *relpath)
 	}
 	if (!im->mode || !im->name)
 		goto err_image;
-	if (s->nimages == s->capimages) {
-		size_t ncap = s->capimages ? s->capimages * 2 : 64;
-
-		p = reallocarray(s->images, ncap, sizeof(*p));
-		if (!p)
-			goto err_image;
-		s->images = p;
-		s->capimages = ncap;
-	}
+	if (dp_ensure(s->images, s->capimages, s->nimages + 1) < 0)
+		goto err_image;
 	if (strmap__put(&s->image_index, key, s->nimages))
 		goto err_image;
 	s->images[s->nimages++] = im;
@@ -680,16 +661,10 @@ static int read_node(uint64_t key, uint32_t value, void *arg)
 	if (!value)
 		return 0;
 	if (im->nkeys == im->capkeys) {
-		size_t ncap = im->capkeys ? im->capkeys * 2 : 64;
-		struct pp_keycount *p;
-
-		if (ncap > PP_MAX_KEYS)
+		if (im->nkeys >= PP_MAX_KEYS)
 			return -E2BIG;
-		p = reallocarray(im->keys, ncap, sizeof(*p));
-		if (!p)
+		if (dp_ensure(im->keys, im->capkeys, im->nkeys + 1) < 0)
 			return -ENOMEM;
-		im->keys = p;
-		im->capkeys = ncap;
 	}
 	im->keys[im->nkeys++] = (struct pp_keycount){key, value, c->event};
 	c->sum += value;
@@ -969,11 +944,6 @@ static int wait_line(struct pp_session *s, char *line, void *arg)
 #define PP_MAX_HELLOS 65536
 #define PP_MAX_GAPS   65536
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
-
 /* "A B ..." at spaces into at most max fields; returns the count. */
 static int split_spaces(char *s, char **f, int max)
 {
@@ -1001,7 +971,7 @@ static int agent_list_line(struct pp_agent *g, const char *key, char *val)
 		    parse_u64(f[1], 16, &b))
 			return 0;
 		if (g->nhellos >= PP_MAX_HELLOS) {
-			g->hellos_dropped = sat_add(g->hellos_dropped, 1);
+			g->hellos_dropped = dp_sat_add(g->hellos_dropped, 1);
 			return 1;
 		}
 		p = reallocarray(g->hellos, g->nhellos + 1, sizeof(*p));
@@ -1019,7 +989,7 @@ static int agent_list_line(struct pp_agent *g, const char *key, char *val)
 		    strlen(f[3]) >= sizeof(p->reason))
 			return 0;
 		if (g->ngaps >= PP_MAX_GAPS) {
-			g->gaps_dropped = sat_add(g->gaps_dropped, 1);
+			g->gaps_dropped = dp_sat_add(g->gaps_dropped, 1);
 			return 1;
 		}
 		p = reallocarray(g->gaps, g->ngaps + 1, sizeof(*p));
@@ -1087,7 +1057,8 @@ static int agent_line(struct pp_session *s, char *line, void *arg)
 		if (parse_u64(val, 10, &v))
 			return 0;
 		/* The daemon's count of what it did not list comes on top of ours. */
-		*num = num == &g->hellos_dropped || num == &g->gaps_dropped ? sat_add(*num, v) : v;
+		*num = num == &g->hellos_dropped || num == &g->gaps_dropped ? dp_sat_add(*num, v)
+									    : v;
 		if (num == &g->version)
 			g->has_version = true;
 	}

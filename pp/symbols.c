@@ -15,6 +15,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
+#include "domprof/mem.h"
 #include "domprof/metafile.h"
 #include "domprof/symbols.h"
 
@@ -94,20 +95,11 @@ static int parse_hex(const char *s, uint64_t *out)
 
 static int grow(void **arr, size_t *cap, size_t n, size_t elem)
 {
-	size_t ncap;
-	void *p;
-
 	if (n < *cap)
 		return 0;
 	if (n >= KSYM_MAX)
 		return -E2BIG;
-	ncap = *cap ? *cap * 2 : 4096;
-	p = reallocarray(*arr, ncap, elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
+	return dp_ensure_mem(arr, cap, elem, n + 1);
 }
 
 /* Split at most max tab-separated fields in place; the count, or max + 1 if more. */

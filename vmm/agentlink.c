@@ -18,6 +18,8 @@
 
 #include "domprof/agentlink.h"
 #include "domprof/agentproto.h"
+#include "domprof/arith.h"
+#include "domprof/clock.h"
 
 #define READ_BUDGET (1u << 20) /* bytes per agentlink__poll(), for fairness */
 #define PING_RING   16
@@ -102,19 +104,6 @@ struct agentlink {
 	struct agentlink_stats st;
 	uint8_t rbuf[AP_HDR_SIZE + AP_MAX_PAYLOAD];
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
 
 static uint64_t dflt(uint64_t v, uint64_t d)
 {
@@ -322,7 +311,7 @@ static bool compose(struct agentlink *l, uint64_t now)
 	if (!l->last_ping_ns ||
 	    now - l->last_ping_ns >=
 		    (l->fast_pings ? l->o.ping_ns / FAST_PING_DIV : l->o.ping_ns)) {
-		uint64_t t = mono_ns();
+		uint64_t t = dp_now_ns();
 
 		if (l->fast_pings)
 			l->fast_pings--;
@@ -786,7 +775,7 @@ static void new_incarnation(struct agentlink *l, uint64_t now, const struct ap_h
 
 static void handle_pong(struct agentlink *l, const struct ap_hdr *hdr, const uint8_t *p, size_t len)
 {
-	uint64_t recv = mono_ns(), send_ns, guest_ns;
+	uint64_t recv = dp_now_ns(), send_ns, guest_ns;
 	struct clock_sample *c;
 	struct ap_rd r;
 	unsigned i;
@@ -821,7 +810,7 @@ static void take_seq(struct agentlink *l, uint64_t now, uint64_t seq,
 	uint64_t jump = seq - l->last_seq - 1;
 
 	if (jump) {
-		l->st.frames_lost = sat_add(l->st.frames_lost, jump);
+		l->st.frames_lost = dp_sat_add(l->st.frames_lost, jump);
 		if (!l->gap_open) {
 			l->gap_open = true;
 			l->gap_alive_ns = 0;
@@ -830,7 +819,7 @@ static void take_seq(struct agentlink *l, uint64_t now, uint64_t seq,
 				.reason = AGENTLINK_GAP_LOST,
 			};
 		}
-		l->gap.frames_lost = sat_add(l->gap.frames_lost, jump);
+		l->gap.frames_lost = dp_sat_add(l->gap.frames_lost, jump);
 	}
 	gap_end(l, l->gap_alive_ns ? l->gap_alive_ns : now, cbs, arg);
 	l->last_seq = seq;

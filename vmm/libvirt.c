@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domprof/clock.h"
+#include "domprof/errbuf.h"
 #include "vmm-int.h"
 
 /* ---- pure parsers, built with or without libvirt ---- */
@@ -271,7 +273,7 @@ static void queue_push(struct lv_queue *q, enum vmm_lv_ev_type type, virDomainPt
 	} else {
 		e = &q->ev[(q->head + q->n++) % LV_QUEUE_MAX];
 		e->type = type;
-		e->time_ns = vmm__now_ns();
+		e->time_ns = dp_now_ns();
 		if (virDomainGetUUID(dom, e->uuid) < 0)
 			q->n--;
 	}
@@ -322,7 +324,7 @@ static int lv_connect(struct vmm_lv *lv, char *errbuf, size_t errlen)
 	lv->cb_life = lv->cb_reboot = -1;
 	lv->conn = virConnectOpen(lv->uri);
 	if (!lv->conn) {
-		snprintf(errbuf, errlen, "%s", lv_errmsg());
+		dp_errbuf__set(errbuf, errlen, "%s", lv_errmsg());
 		/* Messages may end in a newline or carry control bytes; one line only. */
 		for (char *p = errbuf; *p; p++)
 			if ((unsigned char)*p < 0x20)
@@ -368,7 +370,7 @@ int vmm_lv__open(const char *uri, const char *procfs, struct vmm_lv **out, char 
 	*out = NULL;
 	pthread_once(&loop_once, loop_start);
 	if (loop_err) {
-		snprintf(errbuf, errlen, "libvirt could not be initialised");
+		dp_errbuf__set(errbuf, errlen, "libvirt could not be initialised");
 		return loop_err;
 	}
 	lv = calloc(1, sizeof(*lv));
@@ -409,7 +411,7 @@ void vmm_lv__close(struct vmm_lv *lv)
 static void lv_reconnect(struct vmm_lv *lv)
 {
 	char err[256];
-	uint64_t now = vmm__now_ns();
+	uint64_t now = dp_now_ns();
 
 	if (lv->conn && virConnectIsAlive(lv->conn) == 1)
 		return;
@@ -626,7 +628,7 @@ int vmm_lv__open(const char *uri, const char *procfs, struct vmm_lv **out, char 
 	(void)uri;
 	(void)procfs;
 	*out = NULL;
-	snprintf(errbuf, errlen, "domprof was built without libvirt");
+	dp_errbuf__set(errbuf, errlen, "domprof was built without libvirt");
 	return -ENOTSUP;
 }
 

@@ -8,8 +8,9 @@ vmm_libdpvmm_a_SOURCES = \
 	vmm/libvirt.c \
 	vmm/agentlink.c
 vmm_libdpvmm_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS)
-# What a program links for vmm/: libvirt-qemu is dlopen()ed, only when QMP is needed.
-VMM_LIBS = vmm/libdpvmm.a $(LIBVIRT_LIBS) -lpthread
+# What a program links for vmm/: libvirt-qemu is dlopen()ed, only when QMP is needed;
+# lib/ for the utility layer (full reads).
+VMM_LIBS = vmm/libdpvmm.a lib/libdpcore.a $(LIBVIRT_LIBS) -lpthread
 
 noinst_PROGRAMS += vmm/vmm-list
 vmm_vmm_list_SOURCES = vmm/vmm-list.c
@@ -42,7 +43,7 @@ vmm_domprof_tcg_so_LDADD = -lpthread
 vmm_libdpvmm_a_SOURCES += vmm/tcgring.c
 noinst_PROGRAMS += vmm/tcg-dump
 vmm_tcg_dump_SOURCES = vmm/tcg-dump.c
-vmm_tcg_dump_LDADD = vmm/libdpvmm.a
+vmm_tcg_dump_LDADD = vmm/libdpvmm.a lib/libdpcore.a
 if HAVE_CMOCKA
 # The ring protocol against a fake plugin, and the real plugin dlopen()ed
 # with a fake QEMU API (the test exports it: -rdynamic).
@@ -51,6 +52,6 @@ TESTS += tests/unit/test-tcgring
 tests_unit_test_tcgring_SOURCES = tests/unit/test-tcgring.c
 tests_unit_test_tcgring_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tcgring_LDFLAGS = -rdynamic
-tests_unit_test_tcgring_LDADD = vmm/libdpvmm.a -ldl -lpthread $(UNIT_LIBS)
+tests_unit_test_tcgring_LDADD = vmm/libdpvmm.a lib/libdpcore.a -ldl -lpthread $(UNIT_LIBS)
 EXTRA_tests_unit_test_tcgring_DEPENDENCIES = vmm/domprof-tcg.so
 endif

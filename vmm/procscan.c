@@ -17,15 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "domprof/errbuf.h"
+#include "domprof/io.h"
 #include "vmm-int.h"
-
-uint64_t vmm__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int proc_path(char *buf, size_t cap, const char *procfs, pid_t pid, const char *file)
 {
@@ -41,7 +35,7 @@ static int proc_path(char *buf, size_t cap, const char *procfs, pid_t pid, const
 ssize_t vmm_proc__read(const char *procfs, pid_t pid, const char *file, char *buf, size_t cap)
 {
 	char path[PATH_MAX];
-	size_t len = 0;
+	ssize_t n;
 	int fd, err;
 
 	if (cap == 0)
@@ -53,23 +47,12 @@ ssize_t vmm_proc__read(const char *procfs, pid_t pid, const char *file, char *bu
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
-	while (len < cap - 1) {
-		ssize_t r = read(fd, buf + len, cap - 1 - len);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			close(fd);
-			return err;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
+	n = dp_read_in_full(fd, buf, cap - 1);
 	close(fd);
-	buf[len] = '\0';
-	return (ssize_t)len;
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	return n;
 }
 
 int vmm_proc__stat(const char *procfs, pid_t pid, char *state, uint64_t *start)
@@ -474,7 +457,7 @@ int vmm_proc__check_vmm(const char *procfs, pid_t pid, char *errbuf, size_t errl
 	ssize_t len;
 
 	if (!vmm_proc__alive(procfs, pid, 0)) {
-		snprintf(errbuf, errlen, "no process %d", (int)pid);
+		dp_errbuf__set(errbuf, errlen, "no process %d", (int)pid);
 		return -ESRCH;
 	}
 	if (vmm_proc__kvm_fds(procfs, pid, &nvm, &nvcpu) == 0 && nvm > 0)
@@ -483,7 +466,7 @@ int vmm_proc__check_vmm(const char *procfs, pid_t pid, char *errbuf, size_t errl
 		return 0;
 	len = vmm_proc__read(procfs, pid, "comm", comm, 17);
 	if (len < 0) {
-		snprintf(errbuf, errlen, "no process %d", (int)pid);
+		dp_errbuf__set(errbuf, errlen, "no process %d", (int)pid);
 		return -ESRCH;
 	}
 	if (len > 0 && comm[len - 1] == '\n')
@@ -491,7 +474,8 @@ int vmm_proc__check_vmm(const char *procfs, pid_t pid, char *errbuf, size_t errl
 	if (!strncmp(comm, "qemu-system", 11))
 		return 0;
 	vmm_name__sanitize(comm);
-	snprintf(errbuf, errlen, "PID %d (%s) is not a VMM process (no KVM VM file descriptor)",
-		 (int)pid, comm);
+	dp_errbuf__set(errbuf, errlen,
+		       "PID %d (%s) is not a VMM process (no KVM VM file descriptor)", (int)pid,
+		       comm);
 	return -EINVAL;
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "domprof/clock.h"
 #include "domprof/tcgring.h"
 
 #define MAX_RANGES 32
@@ -49,14 +50,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void count(struct counts *c, const struct tcgserver_sample *s)
@@ -118,14 +111,14 @@ static int parse_range(const char *arg)
 	char *end;
 
 	if (d.nranges >= MAX_RANGES || !eq || eq == arg || (size_t)(eq - arg) >= sizeof(r->name))
-		return -1;
+		return -EINVAL;
 	memcpy(r->name, arg, (size_t)(eq - arg));
 	r->start = strtoull(eq + 1, &end, 16);
 	if (*end != '-')
-		return -1;
+		return -EINVAL;
 	r->end = strtoull(end + 1, &end, 16);
 	if (*end || r->end <= r->start)
-		return -1;
+		return -EINVAL;
 	d.nranges++;
 	return 0;
 }
@@ -175,14 +168,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("listening %s\n", path);
-	start = now_ns();
+	start = dp_now_ns();
 	next = start + 1000000000ull;
-	while (!stop && (seconds <= 0 || now_ns() - start < (uint64_t)(seconds * 1e9))) {
+	while (!stop && (seconds <= 0 || dp_now_ns() - start < (uint64_t)(seconds * 1e9))) {
 		struct pollfd p = {.fd = tcgserver__fd(srv), .events = POLLIN};
 		uint64_t now;
 
 		poll(&p, 1, 50);
-		now = now_ns();
+		now = dp_now_ns();
 		tcgserver__poll(srv, now, &ops, NULL);
 		/* After a SIGSTOP several seconds are due at once: each gets its line. */
 		while (now >= next) {
@@ -195,7 +188,7 @@ int main(int argc, char **argv)
 			next += 1000000000ull;
 		}
 	}
-	tcgserver__poll(srv, now_ns(), &ops, NULL);
+	tcgserver__poll(srv, dp_now_ns(), &ops, NULL);
 	tcgserver__stats(srv, &st);
 	print_counts("total", &d.all);
 	printf(" bad=%" PRIu64 " refused=%" PRIu64 " cut_off=%" PRIu64 "\n", st.bad_samples,

@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 
+#include "domprof/clock.h"
 #include "domprof/tcgring.h"
 #include "tcg-plugin-api.h"
 
@@ -142,11 +143,10 @@ static inline uint64_t *ctl_word(const struct ring *r, uint32_t vcpu, unsigned w
 __attribute__((noinline, cold)) static void take_sample(struct vcpu *v, unsigned int idx,
 							uint64_t pc)
 {
-	struct timespec ts;
+	uint64_t now = dp_now_ns();
 	struct ring *r;
 	uint64_t tail, *slot;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	/* Dekker with the helper's detach(): busy, then the ring (both seq_cst). */
 	atomic_store(&v->busy, 1);
 	r = atomic_load(&pl.ring);
@@ -175,7 +175,7 @@ __attribute__((noinline, cold)) static void take_sample(struct vcpu *v, unsigned
 	}
 	slot = (uint64_t *)(r->base + tcgring__slots_off(r->nvcpus)) +
 	       ((size_t)idx * r->nslots + (v->head & (r->nslots - 1))) * TCGRING_SLOT_WORDS;
-	slot[0] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	slot[0] = now;
 	slot[1] = pc;
 	slot[2] = mode_flags(pc) | (uint64_t)idx << 32;
 	v->head++;
@@ -222,10 +222,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 static int64_t mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+	return (int64_t)dp_now_ns();
 }
 
 /* Sleep until NS passed or stop was asked: true when asked. */

@@ -36,7 +36,6 @@ struct vmm_qemu_args {
 };
 
 /* procscan.c */
-uint64_t vmm__now_ns(void);
 /* Read at most cap-1 bytes of procfs/pid/file (pid 0: procfs/file); NUL-terminated; length or
  * -errno. */
 ssize_t vmm_proc__read(const char *procfs, pid_t pid, const char *file, char *buf, size_t cap);

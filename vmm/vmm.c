@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domprof/clock.h"
+#include "domprof/errbuf.h"
+#include "domprof/mem.h"
 #include "vmm-int.h"
 
 #define DEFAULT_URI	     "qemu:///system"
@@ -34,7 +37,7 @@ struct vdom {
 	uint64_t stopped_ns;
 	uint64_t dead_ns; /* a libvirt domain whose process is gone before libvirt says so */
 	int lvid;
-	unsigned cap_threads;
+	size_t cap_threads;
 	unsigned nqmp;
 	pid_t *qmp_tid;
 	int *qmp_vcpu;
@@ -57,7 +60,8 @@ struct vmm {
 	struct vmm_pid_ent *pids;
 	unsigned npids;
 	struct vdom **doms; /* id order */
-	unsigned ndoms, cap_doms;
+	unsigned ndoms;
+	size_t cap_doms;
 	uint32_t next_id;
 	struct hent *hash;
 	unsigned hcap; /* power of two */
@@ -200,13 +204,13 @@ int vmm__parse_vmm_pid_at(const char *procfs, const char *arg, struct vmm_pid_ar
 
 	memset(out, 0, sizeof(*out));
 	if (!eq) {
-		snprintf(errbuf, errlen, "--vmm-pid wants NAME=PID, not '%.64s'", arg);
+		dp_errbuf__set(errbuf, errlen, "--vmm-pid wants NAME=PID, not '%.64s'", arg);
 		return -EINVAL;
 	}
 	nlen = (size_t)(eq - arg);
 	if (nlen == 0 || nlen >= sizeof(out->name)) {
-		snprintf(errbuf, errlen, "--vmm-pid: the name must be 1 to %d bytes",
-			 VMM_NAME_MAX - 1);
+		dp_errbuf__set(errbuf, errlen, "--vmm-pid: the name must be 1 to %d bytes",
+			       VMM_NAME_MAX - 1);
 		return -EINVAL;
 	}
 	memcpy(out->name, arg, nlen);
@@ -214,18 +218,19 @@ int vmm__parse_vmm_pid_at(const char *procfs, const char *arg, struct vmm_pid_ar
 		unsigned char c = (unsigned char)out->name[i];
 
 		if (c < 0x20 || c == 0x7f || c == '/') {
-			snprintf(errbuf, errlen,
-				 "--vmm-pid: the name may not hold '/' or control characters");
+			dp_errbuf__set(
+				errbuf, errlen,
+				"--vmm-pid: the name may not hold '/' or control characters");
 			return -EINVAL;
 		}
 	}
 	if (!strcmp(out->name, ".") || !strcmp(out->name, "..") || !strcmp(out->name, "host")) {
-		snprintf(errbuf, errlen, "--vmm-pid: '%s' cannot name a domain", out->name);
+		dp_errbuf__set(errbuf, errlen, "--vmm-pid: '%s' cannot name a domain", out->name);
 		return -EINVAL;
 	}
 	if (parse_pid(eq + 1, &out->pid)) {
-		snprintf(errbuf, errlen, "--vmm-pid %s: '%.32s' is not a process id", out->name,
-			 eq + 1);
+		dp_errbuf__set(errbuf, errlen, "--vmm-pid %s: '%.32s' is not a process id",
+			       out->name, eq + 1);
 		return -EINVAL;
 	}
 	return vmm_proc__check_vmm(procfs, out->pid, errbuf, errlen);
@@ -274,11 +279,11 @@ int vmm__new(const struct vmm_opts *opts, struct vmm **out, char *errbuf, size_t
 	if (errlen)
 		errbuf[0] = '\0';
 	if (opts->nvmm_pids > VMM_MAX_VMM_PIDS) {
-		snprintf(errbuf, errlen, "at most %d --vmm-pid", VMM_MAX_VMM_PIDS);
+		dp_errbuf__set(errbuf, errlen, "at most %d --vmm-pid", VMM_MAX_VMM_PIDS);
 		return -EINVAL;
 	}
 	if (opts->uri && opts->no_libvirt) {
-		snprintf(errbuf, errlen, "--connect and --no-libvirt exclude each other");
+		dp_errbuf__set(errbuf, errlen, "--connect and --no-libvirt exclude each other");
 		return -EINVAL;
 	}
 	v = calloc(1, sizeof(*v));
@@ -299,7 +304,7 @@ int vmm__new(const struct vmm_opts *opts, struct vmm **out, char *errbuf, size_t
 
 		err = vmm_proc__check_vmm(v->procfs, a->pid, errbuf, errlen);
 		if (!err && vmm_proc__stat(v->procfs, a->pid, &state, &v->pids[i].start) < 0) {
-			snprintf(errbuf, errlen, "no process %d", (int)a->pid);
+			dp_errbuf__set(errbuf, errlen, "no process %d", (int)a->pid);
 			err = -ESRCH;
 		}
 		if (err)
@@ -316,7 +321,8 @@ int vmm__new(const struct vmm_opts *opts, struct vmm **out, char *errbuf, size_t
 		err = vmm_lv__open(uri, v->procfs, &v->lv, lverr, sizeof(lverr));
 		one_line(lverr);
 		if (err && opts->uri) {
-			snprintf(errbuf, errlen, "libvirt at %s does not answer: %s", uri, lverr);
+			dp_errbuf__set(errbuf, errlen, "libvirt at %s does not answer: %s", uri,
+				       lverr);
 			goto free_v;
 		}
 		if (err == -ENOTSUP)
@@ -453,18 +459,12 @@ static int refresh_threads(struct vmm *v, struct vdom *d, bool *changed)
 		}
 	}
 	d->task_nlink = nlink;
-	d->threads_ns = vmm__now_ns();
+	d->threads_ns = dp_now_ns();
 	if (n == d->pub.nthreads && trunc == d->pub.threads_truncated &&
 	    single == d->pub.single_tcg_thread && !memcmp(t, d->pub.threads, n * sizeof(*t)))
 		return 0;
-	if (n > d->cap_threads) {
-		struct vmm_thread *nt = realloc(d->pub.threads, n * sizeof(*nt));
-
-		if (!nt)
-			return -ENOMEM;
-		d->pub.threads = nt;
-		d->cap_threads = n;
-	}
+	if (dp_ensure(d->pub.threads, d->cap_threads, n) < 0)
+		return -ENOMEM;
 	memcpy(d->pub.threads, t, n * sizeof(*t));
 	d->pub.nthreads = n;
 	d->pub.threads_truncated = trunc;
@@ -497,15 +497,8 @@ static int add_domain(struct vmm *v, const struct vmm_cand *c, struct vdom **out
 	int err;
 
 	*out = NULL;
-	if (v->ndoms == v->cap_doms) {
-		unsigned cap = v->cap_doms ? v->cap_doms * 2 : 16;
-		struct vdom **nd = realloc(v->doms, cap * sizeof(*nd));
-
-		if (!nd)
-			return -ENOMEM;
-		v->doms = nd;
-		v->cap_doms = cap;
-	}
+	if (dp_ensure(v->doms, v->cap_doms, (size_t)v->ndoms + 1) < 0)
+		return -ENOMEM;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -640,7 +633,7 @@ static void free_expired(struct vmm *v, uint64_t now, bool *dirty)
 
 static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 {
-	uint64_t now = vmm__now_ns();
+	uint64_t now = dp_now_ns();
 	bool dirty = false;
 	unsigned ncand, nev;
 	int err = 0;
@@ -689,7 +682,7 @@ static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 	}
 
 	ncand = gather(v);
-	now = vmm__now_ns();
+	now = dp_now_ns();
 	for (unsigned i = 0; i < v->ndoms; i++)
 		v->doms[i]->seen = false;
 	for (unsigned i = 0; i < ncand; i++) {

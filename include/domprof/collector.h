@@ -106,8 +106,6 @@ bool collector__child_ran(const struct collector *c);
  */
 int collector__scale(const struct collector *c, unsigned idx, uint64_t *enabled, uint64_t *running);
 
-uint64_t collector__now(void); /* CLOCK_MONOTONIC ns */
-
 /*
  * The record loop shared by `domprof record` and domprofd: collector → sync
  * stage → words → saved stream (always) and daemon → session directory.
