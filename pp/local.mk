@@ -6,6 +6,11 @@ pp_libdppp_a_SOURCES = \
 	pp/session-read.c \
 	pp/symbols.c \
 	pp/report.c \
+	pp/report-model.h \
+	pp/report-cols.c \
+	pp/report-text.c \
+	pp/report-csv.c \
+	pp/report-json.c \
 	pp/import.c
 pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
 PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS)
