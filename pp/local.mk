@@ -25,6 +25,8 @@ tests_unit_test_symbols_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 tests_unit_test_symbols_LDADD = $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_SOURCES = tests/unit/test-report.c
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
+# the report's model (pp/report-model.h) is tested too
+tests_unit_test_report_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/pp
 tests_unit_test_report_LDADD = $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_guest_SOURCES = tests/unit/test-report-guest.c
 tests_unit_test_report_guest_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
