@@ -6,6 +6,11 @@ pp_libdppp_a_SOURCES = \
 	pp/session-read.c \
 	pp/symbols.c \
 	pp/report.c \
+	pp/report-model.h \
+	pp/report-cols.c \
+	pp/report-text.c \
+	pp/report-csv.c \
+	pp/report-json.c \
 	pp/import.c
 pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
 PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS)
@@ -20,6 +25,8 @@ tests_unit_test_symbols_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 tests_unit_test_symbols_LDADD = $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_SOURCES = tests/unit/test-report.c
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
+# the report's model (pp/report-model.h) is tested too
+tests_unit_test_report_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/pp
 tests_unit_test_report_LDADD = $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_guest_SOURCES = tests/unit/test-report-guest.c
 tests_unit_test_report_guest_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)

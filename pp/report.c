@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * `domprof report`: rows per (domain, mode, image[, symbol], event) from a
- * session read by pp/session-read.c, written as text, CSV or JSON
- * (doc/report.md). Symbolisation is the only costly part, so each distinct
- * key of an image is resolved once, and each ELF file is opened once.
+ * `domprof report`: the report's model (pp/report-model.h), rows per
+ * (domain, mode, image[, symbol], event) and per (domain, event) from a
+ * session read by pp/session-read.c, handed to the renderer of the format
+ * asked for (doc/report.md). Symbolisation is the only costly part, so each
+ * distinct key of an image is resolved once, and each ELF file is opened once.
  */
 #include "config.h"
 
@@ -14,81 +15,27 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "domprof/metafile.h"
 #include "domprof/report.h"
 #include "domprof/session.h"
 #include "domprof/symbols.h"
-#include "pp.h"
+#include "report-model.h"
 
-struct row {
-	const char *domain;
-	const char *mode;
-	const char *image;
-	const char *symbol; /* NULL in image rows */
-	const char *event;
-	uint64_t samples;
-	double percent;
-};
-
-struct elf_entry {
-	struct elfsym *e; /* NULL when the file could not be opened */
-};
-
-struct ksyms_entry {
-	char *tree_meta; /* "meta/kallsyms" or "domains/X/meta/kallsyms" */
-	struct ksyms *k; /* NULL when missing */
-};
-
-/* One domain's samples of one event, split by where they ran. */
-struct dagg {
-	uint64_t samples;
-	uint64_t guest_kernel, guest_user, guest;
-	uint64_t vmm; /* a domain's host-mode samples: the overhead its VMM causes */
-	uint64_t host_kernel, host_user;
-};
-
-/* A row of the domain table: a selected domain and an event with samples. */
-struct drow {
-	size_t dom;
-	unsigned ev;
-};
-
-struct report {
-	struct pp_session *s;
-	bool symbols;
-	enum report_table table;
-	struct dagg *dagg; /* [dom * nevents + ev] */
-	struct drow *drows;
-	size_t ndrows;
-	/* The other half of a host-only/guest-only pair, or -1. */
-	int pair[DP_MAX_EVENTS];
-	char *event;
-	char *debuginfo_path;
-	struct row *rows;
-	size_t nrows, caprows;
-	/* symbol names, owned */
-	char **strs;
-	size_t nstrs, capstrs;
-	struct strmap elf_index;
-	struct strmap guest_elf_index; /* "domains/D\tBUILD-ID" of guest binaries */
-	struct elf_entry *elfs;
-	size_t nelfs;
-	uint64_t unfetched; /* guest binaries not in their domain's store */
-	struct ksyms_entry *ksyms;
-	size_t nksyms;
+/* One renderer per output format, indexed by enum report_format. */
+static const struct report_renderer *const renderers[] = {
+	[REPORT_TEXT] = &report_text,
+	[REPORT_CSV] = &report_csv,
+	[REPORT_JSON] = &report_json,
 };
 
 int report__parse_format(const char *s, enum report_format *out)
 {
-	if (!strcmp(s, "text"))
-		*out = REPORT_TEXT;
-	else if (!strcmp(s, "csv"))
-		*out = REPORT_CSV;
-	else if (!strcmp(s, "json"))
-		*out = REPORT_JSON;
-	else
-		return -EINVAL;
-	return 0;
+	for (size_t i = 0; i < sizeof(renderers) / sizeof(renderers[0]); i++) {
+		if (renderers[i] && !strcmp(s, renderers[i]->name)) {
+			*out = (enum report_format)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 int report__parse_table(const char *s, enum report_table *out)
@@ -159,7 +106,7 @@ static int row__add(struct report *r, const struct pp_image *im, const char *sym
 		.symbol = symbol,
 		.event = e->name,
 		.samples = samples,
-		.percent = e->total ? 100.0 * (double)samples / (double)e->total : 0.0,
+		.percent = percent_of(samples, e->total),
 	};
 	return 0;
 }
@@ -479,14 +426,19 @@ static int row__cmp(const void *a, const void *b)
 
 /* ---- the domain table ---- */
 
-static const struct dagg *dagg__of(const struct report *r, size_t dom, unsigned ev)
+const struct dagg *dagg__of(const struct report *r, size_t dom, unsigned ev)
 {
 	return &r->dagg[dom * r->s->nevents + ev];
 }
 
-static bool event__is_selected(const char *filter, const struct pp_event *e)
+bool report__event_selected(const struct report *r, const struct pp_event *e)
 {
-	return !filter || !strcmp(filter, e->name);
+	return !r->event || !strcmp(r->event, e->name);
+}
+
+double percent_of(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
 /*
@@ -524,7 +476,7 @@ static int drow__cmp(const void *x, const void *y, void *arg)
 {
 	const struct report *r = arg;
 	const struct drow *a = x, *b = y;
-	uint64_t sa = dagg__of(r, a->dom, a->ev)->samples, sb = dagg__of(r, b->dom, b->ev)->samples;
+	uint64_t sa = a->a.samples, sb = b->a.samples;
 	int c;
 
 	if ((c = strcmp(r->s->events[a->ev].name, r->s->events[b->ev].name)))
@@ -573,7 +525,7 @@ static int domains__build(struct report *r)
 		}
 	}
 	for (size_t e = 0; e < nev; e++)
-		if (s->events[e].total && event__is_selected(r->event, &s->events[e]))
+		if (s->events[e].total && report__event_selected(r, &s->events[e]))
 			for (size_t d = 0; d < s->ndomains; d++)
 				n += s->doms[d].selected;
 	if (!n)
@@ -582,19 +534,19 @@ static int domains__build(struct report *r)
 	if (!r->drows)
 		return -ENOMEM;
 	for (size_t e = 0; e < nev; e++) {
-		if (!s->events[e].total || !event__is_selected(r->event, &s->events[e]))
+		if (!s->events[e].total || !report__event_selected(r, &s->events[e]))
 			continue;
 		for (size_t d = 0; d < s->ndomains; d++)
 			if (s->doms[d].selected)
-				r->drows[r->ndrows++] = (struct drow){d, (unsigned)e};
+				r->drows[r->ndrows++] = (struct drow){
+					.dom = d,
+					.ev = (unsigned)e,
+					.a = *dagg__of(r, d, (unsigned)e),
+					.total = s->events[e].total,
+				};
 	}
 	qsort_r(r->drows, r->ndrows, sizeof(*r->drows), drow__cmp, r);
 	return 0;
-}
-
-static double percent_of(uint64_t v, uint64_t total)
-{
-	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
 int report__load(const struct report_opts *opts, struct report **out, char *err, size_t errlen)
@@ -609,6 +561,8 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 		return -ENOMEM;
 	strmap__init(&r->elf_index);
 	strmap__init(&r->guest_elf_index);
+	for (size_t i = 0; i < REPORT_TBL_MAX; i++)
+		r->tbl[i] = &report_tbls[i];
 	r->symbols = opts->symbols;
 	r->table = opts->table;
 	if ((opts->event && !(r->event = strdup(opts->event))) ||
@@ -652,840 +606,15 @@ err_free:
 	return ret;
 }
 
-/* ---- output ---- */
-
-static void csv__field(FILE *f, const char *s)
-{
-	bool quote = false;
-
-	for (const char *p = s; *p; p++)
-		if (*p == ',' || *p == '"' || (unsigned char)*p < 0x20 || *p == 0x7f)
-			quote = true;
-	if (!quote) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (const char *p = s; *p; p++) {
-		if (*p == '"')
-			fputc('"', f);
-		fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-/* Length of a valid UTF-8 sequence at p, 0 if none (so the byte gets escaped). */
-static size_t utf8__len(const unsigned char *p)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
-static void json__str(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', f);
-	while (*p) {
-		size_t n = utf8__len(p);
-
-		if (*p == '"' || *p == '\\') {
-			fputc('\\', f);
-			fputc(*p++, f);
-		} else if (*p < 0x20 || *p == 0x7f || !n) {
-			/* Bytes that are not UTF-8 come out as the code point of the same value. */
-			fprintf(f, "\\u%04x", *p++);
-		} else {
-			fwrite(p, 1, n, f);
-			p += n;
-		}
-	}
-	fputc('"', f);
-}
-
-/* Text output: control bytes of hostile names cannot move the cursor. */
-static void text__str(FILE *f, const char *s, int width)
-{
-	int n = 0;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			n += fprintf(f, "\\x%02x", *p);
-		else if (*p == '\\')
-			n += fprintf(f, "\\\\");
-		else
-			n += fputc(*p, f) != EOF;
-	}
-	while (n++ < width)
-		fputc(' ', f);
-}
-
-static int text__width(const char *s)
-{
-	int n = 0;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		n += (*p < 0x20 || *p == 0x7f) ? 4 : *p == '\\' ? 2 : 1;
-	return n;
-}
-
-static bool event__selected(const struct report *r, const struct pp_event *e)
-{
-	return !r->event || !strcmp(r->event, e->name);
-}
-
-static void text__header(const struct report *r, FILE *f)
-{
-	const struct pp_session *s = r->s;
-	static const char *const other[] = {"samples_no_ctx", "bad_words",    "unknown_codes",
-					    "bad_records",    "write_errors", "domain_overflow",
-					    "store_errors"};
-	bool first = true;
-
-	fputs("Session: ", f);
-	text__str(f, s->path, 0);
-	fputc('\n', f);
-	if (s->has_start && s->has_end && s->end_ns >= s->start_ns)
-		fprintf(f, "Duration: %.3f s", (double)(s->end_ns - s->start_ns) / 1e9);
-	else
-		fputs("Duration: unknown", f);
-	if (s->ncpus)
-		fprintf(f, ", %u CPUs", s->ncpus);
-	fputs(s->complete ? "\n" : ", incomplete (the recorder did not finish)\n", f);
-	if (s->timer_mode)
-		fputs("CPU: timer mode (no hardware PMU events)\n", f);
-	for (size_t i = 0; i < s->nevents; i++) {
-		const struct pp_event *e = &s->events[i];
-
-		if (!event__selected(r, e))
-			continue;
-		fputs("Counted ", f);
-		text__str(f, e->name, 0);
-		/* A TCG plugin's event counts guest instructions whatever the host's PMU. */
-		fprintf(f, " events%s with a unit mask of 0x%02x (%s) ",
-			e->type == DP_EVENT_TYPE_TCG ? " (guest instructions, TCG plugin)"
-			: s->timer_mode		     ? " (timer mode)"
-						     : "",
-			e->um, e->um ? "as given" : "No unit mask");
-		if (e->flags & DP_EVENT_FREQ)
-			fprintf(f, "at %" PRIu64 " Hz\n", e->count);
-		else
-			fprintf(f, "count %" PRIu64 "\n", e->count);
-	}
-	fprintf(f,
-		"Lost records: %" PRIu64 ", throttled: %" PRIu64 ", dropped samples: %" PRIu64 "\n",
-		pp_session__stat(s, "lost_records"), pp_session__stat(s, "throttled"),
-		pp_session__stat(s, "dropped"));
-	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
-		uint64_t v = pp_session__stat(s, other[i]);
-
-		if (!v)
-			continue;
-		fprintf(f, "%s%s: %" PRIu64, first ? "Input problems: " : ", ", other[i], v);
-		first = false;
-	}
-	if (!first)
-		fputc('\n', f);
-	for (size_t i = 0; i < s->nnotes; i++) {
-		fputs("Note: ", f);
-		text__str(f, s->notes[i], 0);
-		fputc('\n', f);
-	}
-}
-
-static void text__table(const struct report *r, FILE *f, size_t from, size_t to)
-{
-	int ws = 7, wd = 6, wm = 4, wi = 5;
-	bool domains = false;
-
-	for (size_t i = from; i < to; i++) {
-		const struct row *w = &r->rows[i];
-		int n = snprintf(NULL, 0, "%" PRIu64, w->samples);
-
-		ws = n > ws ? n : ws;
-		wd = text__width(w->domain) > wd ? text__width(w->domain) : wd;
-		wm = text__width(w->mode) > wm ? text__width(w->mode) : wm;
-		wi = text__width(w->image) > wi ? text__width(w->image) : wi;
-		/* rows of one image name in several domains or modes need telling apart */
-		domains |= strcmp(w->domain, r->rows[from].domain) ||
-			   strcmp(w->mode, r->rows[from].mode);
-	}
-	if (r->symbols && domains)
-		fprintf(f, "%-*s  %-8s  %-*s  %-*s  %-*s  %s\n", ws, "samples", "%", wd, "domain",
-			wm, "mode", wi, "image", "symbol");
-	else if (r->symbols)
-		fprintf(f, "%-*s  %-8s  %-*s  %s\n", ws, "samples", "%", wi, "image", "symbol");
-	else
-		fprintf(f, "%-*s  %-8s  %-*s  %-*s  %s\n", ws, "samples", "%", wd, "domain", wm,
-			"mode", "image");
-	for (size_t i = from; i < to; i++) {
-		const struct row *w = &r->rows[i];
-
-		fprintf(f, "%-*" PRIu64 "  %-8.4f  ", ws, w->samples, w->percent);
-		if (r->symbols) {
-			if (domains) {
-				text__str(f, w->domain, wd);
-				fputs("  ", f);
-				text__str(f, w->mode, wm);
-				fputs("  ", f);
-			}
-			text__str(f, w->image, wi);
-			fputs("  ", f);
-			text__str(f, w->symbol, 0);
-		} else {
-			text__str(f, w->domain, wd);
-			fputs("  ", f);
-			text__str(f, w->mode, wm);
-			fputs("  ", f);
-			text__str(f, w->image, 0);
-		}
-		fputc('\n', f);
-	}
-}
-
-/* ---- the domain table, text ---- */
-
-enum { DCOL_MAX = 12, DCELL = 32 };
-
-struct dtext {
-	int ncols;
-	const char *head[DCOL_MAX];
-	int width[DCOL_MAX];
-	size_t nrows;
-	size_t *dom;	     /* per row */
-	uint64_t *sum;	     /* per row: samples of both halves of a pair */
-	char (*cell)[DCELL]; /* [row * DCOL_MAX + col], col 0 (the domain) unused */
-};
-
-static void cell_u64(char *c, bool applies, uint64_t v)
-{
-	if (applies)
-		snprintf(c, DCELL, "%" PRIu64, v);
-	else
-		snprintf(c, DCELL, "-");
-}
-
-/*
- * One table for event ev (with its guest-only half when it is a pair):
- * domain, samples (or host-only and guest-only), %, the split, vCPU wait.
- */
-static void text__domain_table(const struct report *r, FILE *f, size_t from, size_t to)
-{
-	const struct pp_session *s = r->s;
-	unsigned ev = r->drows[from].ev;
-	int g = r->pair[ev];
-	bool pair = g >= 0 && (s->events[ev].flags & DP_EVENT_HOST_ONLY);
-	uint64_t total = s->events[ev].total + (pair ? s->events[g].total : 0);
-	struct dtext t = {0};
-	int c;
-
-	t.nrows = to - from;
-	t.dom = calloc(t.nrows, sizeof(*t.dom));
-	t.sum = calloc(t.nrows, sizeof(*t.sum));
-	t.cell = calloc(t.nrows * DCOL_MAX, sizeof(*t.cell));
-	if (!t.dom || !t.sum || !t.cell)
-		goto out;
-	c = 0;
-	t.head[c++] = "domain";
-	if (pair) {
-		t.head[c++] = "host-only";
-		t.head[c++] = "guest-only";
-	} else {
-		t.head[c++] = "samples";
-	}
-	t.head[c++] = "%";
-	t.head[c++] = "guest-kernel";
-	t.head[c++] = "guest-user";
-	t.head[c++] = "guest";
-	t.head[c++] = "vmm-overhead";
-	t.head[c++] = "host-kernel";
-	t.head[c++] = "host-user";
-	t.head[c++] = "vcpu-wait-s";
-	t.ncols = c;
-	for (size_t i = 0; i < t.nrows; i++) {
-		size_t d = r->drows[from + i].dom;
-		const struct pp_domain *pd = &s->doms[d];
-		struct dagg a = *dagg__of(r, d, ev);
-		bool host = !pd->dir;
-		char(*row)[DCELL] = &t.cell[i * DCOL_MAX];
-		uint64_t gonly = 0;
-
-		if (pair) {
-			const struct dagg *b = dagg__of(r, d, (unsigned)g);
-
-			gonly = b->samples;
-			a.guest_kernel += b->guest_kernel;
-			a.guest_user += b->guest_user;
-			a.guest += b->guest;
-			a.vmm += b->vmm;
-			a.host_kernel += b->host_kernel;
-			a.host_user += b->host_user;
-		}
-		t.dom[i] = d;
-		t.sum[i] = a.samples + gonly;
-		c = 1;
-		cell_u64(row[c++], true, a.samples);
-		if (pair)
-			cell_u64(row[c++], true, gonly);
-		snprintf(row[c++], DCELL, "%.4f", percent_of(a.samples + gonly, total));
-		cell_u64(row[c++], true, a.guest_kernel);
-		cell_u64(row[c++], true, a.guest_user);
-		cell_u64(row[c++], true, a.guest);
-		cell_u64(row[c++], !host, a.vmm);
-		cell_u64(row[c++], host, a.host_kernel);
-		cell_u64(row[c++], host, a.host_user);
-		if (!host && pd->has_wait)
-			snprintf(row[c++], DCELL, "%.3f", (double)pd->wait_ns / 1e9);
-		else
-			snprintf(row[c++], DCELL, "-");
-	}
-	/* A pair's rows go by both halves together, as its % column. */
-	for (size_t i = 1; pair && i < t.nrows; i++) {
-		for (size_t k = i; k > 0 && t.sum[k] > t.sum[k - 1]; k--) {
-			char tmp[DCOL_MAX][DCELL];
-			size_t td = t.dom[k];
-			uint64_t ts = t.sum[k];
-
-			memcpy(tmp, &t.cell[k * DCOL_MAX], sizeof(tmp));
-			memcpy(&t.cell[k * DCOL_MAX], &t.cell[(k - 1) * DCOL_MAX], sizeof(tmp));
-			memcpy(&t.cell[(k - 1) * DCOL_MAX], tmp, sizeof(tmp));
-			t.dom[k] = t.dom[k - 1];
-			t.dom[k - 1] = td;
-			t.sum[k] = t.sum[k - 1];
-			t.sum[k - 1] = ts;
-		}
-	}
-	for (c = 0; c < t.ncols; c++) {
-		t.width[c] = (int)strlen(t.head[c]);
-		for (size_t i = 0; i < t.nrows; i++) {
-			int w = c ? (int)strlen(t.cell[i * DCOL_MAX + c])
-				  : text__width(s->doms[t.dom[i]].name);
-
-			t.width[c] = w > t.width[c] ? w : t.width[c];
-		}
-	}
-	fputs("Domains", f);
-	if (pair) {
-		fputs(", ", f);
-		text__str(f, s->events[ev].name, 0);
-		fputs(" (host-only) and ", f);
-		text__str(f, s->events[g].name, 0);
-		fputs(" (guest-only)", f);
-	} else if (r->ndrows > t.nrows) {
-		fputs(", ", f);
-		text__str(f, s->events[ev].name, 0);
-	}
-	fputs(":\n", f);
-	for (c = 0; c < t.ncols; c++)
-		fprintf(f, "%-*s%s", c + 1 < t.ncols ? t.width[c] : 0, t.head[c],
-			c + 1 < t.ncols ? "  " : "\n");
-	for (size_t i = 0; i < t.nrows; i++) {
-		text__str(f, s->doms[t.dom[i]].name, t.width[0]);
-		for (c = 1; c < t.ncols; c++)
-			fprintf(f, "  %-*s", c + 1 < t.ncols ? t.width[c] : 0,
-				t.cell[i * DCOL_MAX + c]);
-		fputc('\n', f);
-	}
-out:
-	free(t.dom);
-	free(t.sum);
-	free(t.cell);
-}
-
-static void text__when(const struct pp_session *s, FILE *f, uint64_t ns)
-{
-	if (s->has_start && ns >= s->start_ns)
-		fprintf(f, "+%.3f s", (double)(ns - s->start_ns) / 1e9);
-	else
-		fprintf(f, "%" PRIu64 " ns", ns);
-}
-
-/* The start of a domain's note line, or the separator before its next item. */
-static void note__sep(FILE *f, const struct pp_domain *pd, bool *any)
-{
-	if (*any) {
-		fputs(", ", f);
-		return;
-	}
-	fputs("Domain ", f);
-	text__str(f, pd->name, 0);
-	fputs(": ", f);
-	*any = true;
-}
-
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
-}
-
-/*
- * One line per domain with a guest agent: its incarnations and kernel, the
- * time no data came from it and what it lost, so a reader knows which part of
- * the domain's numbers is missing.
- */
-static void text__agent_note(const struct pp_domain *pd, FILE *f)
-{
-	const struct pp_agent *g = &pd->agent;
-	uint64_t ngaps = g->ngaps + g->gaps_dropped, lost = 0, ns = 0;
-
-	fputs("Domain ", f);
-	text__str(f, pd->name, 0);
-	fprintf(f, ": agent: %" PRIu64 " %s", g->incarnations,
-		plural(g->incarnations, "incarnation", "incarnations"));
-	if (g->kernel_release || g->kernel_build_id) {
-		fputs(" (", f);
-		if (g->kernel_release) {
-			fputs("kernel ", f);
-			text__str(f, g->kernel_release, 0);
-		}
-		if (g->kernel_build_id) {
-			char bid[13];
-
-			/* Enough of it to tell kernels apart; meta/agent has all of it. */
-			snprintf(bid, sizeof(bid), "%s", g->kernel_build_id);
-			fputs(g->kernel_release ? ", build-id " : "build-id ", f);
-			text__str(f, bid, 0);
-			if (strlen(g->kernel_build_id) > strlen(bid))
-				fputs("...", f);
-		}
-		fputc(')', f);
-	}
-	for (size_t i = 0; i < g->ngaps; i++) {
-		uint64_t d = g->gaps[i].end_ns - g->gaps[i].start_ns;
-
-		ns = ns + d < ns ? UINT64_MAX : ns + d;
-		lost = lost + g->gaps[i].frames_lost < lost ? UINT64_MAX
-							    : lost + g->gaps[i].frames_lost;
-	}
-	if (!ngaps) {
-		fputs("; no gaps", f);
-	} else {
-		fprintf(f, "; gaps: %" PRIu64 " (%.1f s, %" PRIu64 " %s lost", ngaps,
-			(double)ns / 1e9, lost, plural(lost, "frame", "frames"));
-		if (g->gaps_dropped)
-			fprintf(f, "; %" PRIu64 " not listed", g->gaps_dropped);
-		fputc(')', f);
-	}
-	if (g->dropped_frames)
-		fprintf(f, "; %" PRIu64 " %s dropped by the agent", g->dropped_frames,
-			plural(g->dropped_frames, "frame", "frames"));
-	if (g->lost_records)
-		fprintf(f, "; %" PRIu64 " perf %s lost in the guest", g->lost_records,
-			plural(g->lost_records, "record", "records"));
-	if (g->assist_placed || g->assist_outside) {
-		uint64_t all = g->assist_placed + g->assist_outside;
-
-		fprintf(f,
-			"; host samples placed on guest tasks by its timeline: %" PRIu64
-			" of %" PRIu64
-			" (%.1f %%), the rest in [guest-user] (clock error bound %.1f ms)",
-			g->assist_placed, all,
-			all ? 100.0 * (double)g->assist_placed / (double)all : 0.0,
-			(double)g->assist_err_ns / 1e6);
-	}
-	fputc('\n', f);
-}
-
-/*
- * meta/domain says passive=1 (doc/session-layout.md). pp_domain does not
- * carry it yet (pp/session-read.c is not ours), so the file is read again.
- */
-static bool domain__passive(const struct pp_session *s, const struct pp_domain *pd)
-{
-	char *path = NULL, *data = NULL;
-	size_t len = 0;
-	bool passive = false;
-
-	if (!pd->dir || asprintf(&path, "%s/meta/domain", pd->dir) < 0)
-		return false;
-	if (meta__read_file(s->dirfd, path, 1 << 20, &data, &len) == 0) {
-		for (size_t pos = 0; pos < len && !passive;) {
-			const char *line = data + pos, *nl = memchr(line, '\n', len - pos);
-			size_t l = nl ? (size_t)(nl - line) : len - pos;
-
-			passive = l == 9 && !memcmp(line, "passive=1", 9);
-			pos += l + 1;
-		}
-	}
-	free(data);
-	free(path);
-	return passive;
-}
-
-/* "passive (image NAME, ...)": the guest KERNEL images its samples resolved against. */
-static void text__passive_note(const struct pp_session *s, size_t d, FILE *f)
-{
-	size_t shown = 0;
-
-	fputs("passive", f);
-	for (size_t i = 0; i < s->nimages; i++) {
-		const struct pp_image *im = s->images[i];
-		bool dup = false;
-
-		if (im->dom != d || im->kind != DP_IMAGE_KERNEL || !strncmp(im->mode, "host", 4))
-			continue;
-		/* One name once: an image can have files in several modes. */
-		for (size_t j = 0; j < i && !dup; j++)
-			dup = s->images[j]->dom == d && s->images[j]->kind == DP_IMAGE_KERNEL &&
-			      strncmp(s->images[j]->mode, "host", 4) &&
-			      !strcmp(s->images[j]->name, im->name);
-		if (dup)
-			continue;
-		fputs(shown ? ", " : " (image ", f);
-		text__str(f, im->name, 0);
-		shown++;
-	}
-	fputs(shown ? ")" : " (no samples in its image)", f);
-}
-
-/*
- * A line per domain whose metadata says something a reader of the numbers
- * should know: passive, tainted, found without libvirt, run under TCG, started late,
- * stopped, rebooted or vanished during the session.
- */
-static void text__domain_notes(const struct report *r, FILE *f)
-{
-	const struct pp_session *s = r->s;
-
-	for (size_t d = 0; d < s->ndomains; d++) {
-		const struct pp_domain *pd = &s->doms[d];
-		bool any = false;
-		size_t shown = 0, skipped = 0;
-
-		if (!pd->selected || !pd->has_meta)
-			continue;
-		if (domain__passive(s, pd)) {
-			note__sep(f, pd, &any);
-			text__passive_note(s, d, f);
-		}
-		if (pd->tainted) {
-			note__sep(f, pd, &any);
-			fputs("tainted (QMP was used to find its vCPU threads)", f);
-		}
-		if (!strcmp(pd->source, "proc")) {
-			note__sep(f, pd, &any);
-			fputs("found as a QEMU process in /proc (not through libvirt)", f);
-		}
-		if (!strcmp(pd->accel, "tcg")) {
-			note__sep(f, pd, &any);
-			fputs("TCG (the split between guest code and QEMU helpers is approximate)",
-			      f);
-		}
-		for (size_t i = 0; i < pd->nlife; i++) {
-			const struct pp_life *l = &pd->life[i];
-
-			/* Found running at the start of the session is the ordinary case. */
-			if (!strcmp(l->what, "started") &&
-			    (!s->has_start || l->ns < s->start_ns + 1000000000ull))
-				continue;
-			if (shown == 8) {
-				skipped++;
-				continue;
-			}
-			note__sep(f, pd, &any);
-			text__str(f, l->what, 0);
-			fputs(" at ", f);
-			text__when(s, f, l->ns);
-			shown++;
-		}
-		if (skipped)
-			fprintf(f, " and %zu more", skipped);
-		if (any)
-			fputc('\n', f);
-	}
-	for (size_t d = 0; d < s->ndomains; d++)
-		if (s->doms[d].selected && s->doms[d].agent.has)
-			text__agent_note(&s->doms[d], f);
-}
-
-static void text__domains(const struct report *r, FILE *f)
-{
-	for (size_t i = 0; i < r->ndrows;) {
-		size_t j = i;
-		unsigned ev = r->drows[i].ev;
-
-		while (j < r->ndrows && r->drows[j].ev == ev)
-			j++;
-		/* A pair's guest-only half is shown with its host-only half. */
-		if (!(r->pair[ev] >= 0 && (r->s->events[ev].flags & DP_EVENT_GUEST_ONLY))) {
-			fputc('\n', f);
-			text__domain_table(r, f, i, j);
-		}
-		i = j;
-	}
-	text__domain_notes(r, f);
-}
-
-static void report__text(const struct report *r, FILE *f)
-{
-	size_t nsel = 0;
-
-	text__header(r, f);
-	text__domains(r, f);
-	if (r->table == REPORT_TABLE_DOMAINS)
-		return;
-	for (size_t e = 0; e < r->s->nevents; e++)
-		nsel += event__selected(r, &r->s->events[e]);
-	if (!r->nrows) {
-		fputs("\nNo samples in this session", f);
-		if (r->s->nimages || r->event)
-			fputs(" selection", f);
-		fputs(".\n", f);
-		return;
-	}
-	for (size_t i = 0; i < r->nrows;) {
-		size_t j = i;
-
-		while (j < r->nrows && !strcmp(r->rows[j].event, r->rows[i].event))
-			j++;
-		fputc('\n', f);
-		if (nsel > 1) {
-			text__str(f, r->rows[i].event, 0);
-			fputs(":\n", f);
-		}
-		text__table(r, f, i, j);
-		i = j;
-	}
-}
-
-static void domains__csv(const struct report *r, FILE *f)
-{
-	const struct pp_session *s = r->s;
-
-	fputs("domain,samples,percent,guest_kernel,guest_user,guest,vmm_overhead,host_kernel,"
-	      "host_user,vcpu_wait_ns,event\n",
-	      f);
-	for (size_t i = 0; i < r->ndrows; i++) {
-		const struct drow *w = &r->drows[i];
-		const struct pp_domain *pd = &s->doms[w->dom];
-		const struct dagg *a = dagg__of(r, w->dom, w->ev);
-
-		csv__field(f, pd->name);
-		fprintf(f,
-			",%" PRIu64 ",%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 ",",
-			a->samples, percent_of(a->samples, s->events[w->ev].total), a->guest_kernel,
-			a->guest_user, a->guest, a->vmm, a->host_kernel, a->host_user,
-			pd->dir && pd->has_wait ? pd->wait_ns : 0);
-		csv__field(f, s->events[w->ev].name);
-		fputc('\n', f);
-	}
-}
-
-/* Seconds with 3 decimals, for JSON. */
-static void json__secs(FILE *f, uint64_t ns)
-{
-	fprintf(f, "%" PRIu64 ".%03" PRIu64, ns / 1000000000, ns % 1000000000 / 1000000);
-}
-
-/* A domain's guest agent (meta/agent): its state, every hello and every gap. */
-static void agent__json(const struct pp_session *s, const struct pp_agent *g, FILE *f)
-{
-	fprintf(f, ",\"agent\":{\"incarnations\":%" PRIu64, g->incarnations);
-	if (g->kernel_release) {
-		fputs(",\"kernel_release\":", f);
-		json__str(f, g->kernel_release);
-	}
-	if (g->kernel_build_id) {
-		fputs(",\"kernel_build_id\":", f);
-		json__str(f, g->kernel_build_id);
-	}
-	if (g->has_version)
-		fprintf(f, ",\"agent_version\":%" PRIu64, g->version);
-	fprintf(f,
-		",\"dropped_frames\":%" PRIu64 ",\"lost_records\":%" PRIu64
-		",\"hellos_not_listed\":%" PRIu64 ",\"gaps_not_listed\":%" PRIu64,
-		g->dropped_frames, g->lost_records, g->hellos_dropped, g->gaps_dropped);
-	if (g->assist_placed || g->assist_outside)
-		fprintf(f,
-			",\"assist\":{\"placed\":%" PRIu64 ",\"outside\":%" PRIu64
-			",\"clock_err_ns\":%" PRIu64 "}",
-			g->assist_placed, g->assist_outside, g->assist_err_ns);
-	fputs(",\"hellos\":[", f);
-	for (size_t i = 0; i < g->nhellos; i++)
-		fprintf(f, "%s{\"ns\":%" PRIu64 ",\"incarnation\":\"%016" PRIx64 "\"}",
-			i ? "," : "", g->hellos[i].ns, g->hellos[i].incarnation);
-	fputs("],\"gaps\":[", f);
-	for (size_t i = 0; i < g->ngaps; i++) {
-		const struct pp_gap *p = &g->gaps[i];
-
-		fprintf(f, "%s{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64, i ? "," : "",
-			p->start_ns, p->end_ns);
-		if (s->has_start && p->start_ns >= s->start_ns) {
-			fputs(",\"start_s\":", f);
-			json__secs(f, p->start_ns - s->start_ns);
-		}
-		fputs(",\"duration_s\":", f);
-		json__secs(f, p->end_ns - p->start_ns);
-		fprintf(f, ",\"frames_lost\":%" PRIu64 ",\"reason\":", p->frames_lost);
-		json__str(f, p->reason);
-		fputc('}', f);
-	}
-	fputs("]}", f);
-}
-
-static void domains__json(const struct report *r, FILE *f)
-{
-	const struct pp_session *s = r->s;
-
-	fputs("\"domains\":[", f);
-	for (size_t i = 0; i < r->ndrows; i++) {
-		const struct drow *w = &r->drows[i];
-		const struct pp_domain *pd = &s->doms[w->dom];
-		const struct dagg *a = dagg__of(r, w->dom, w->ev);
-
-		fputs(i ? ",\n{\"domain\":" : "\n{\"domain\":", f);
-		json__str(f, pd->name);
-		fprintf(f,
-			",\"samples\":%" PRIu64 ",\"percent\":%.4f,\"guest_kernel\":%" PRIu64
-			",\"guest_user\":%" PRIu64 ",\"guest\":%" PRIu64
-			",\"vmm_overhead\":%" PRIu64 ",\"host_kernel\":%" PRIu64
-			",\"host_user\":%" PRIu64 ",\"vcpu_wait_ns\":%" PRIu64 ",\"event\":",
-			a->samples, percent_of(a->samples, s->events[w->ev].total), a->guest_kernel,
-			a->guest_user, a->guest, a->vmm, a->host_kernel, a->host_user,
-			pd->dir && pd->has_wait ? pd->wait_ns : 0);
-		json__str(f, s->events[w->ev].name);
-		if (pd->agent.has)
-			agent__json(s, &pd->agent, f);
-		fputc('}', f);
-	}
-	fputc(']', f);
-}
-
-static void report__csv(const struct report *r, FILE *f)
-{
-	if (r->table == REPORT_TABLE_DOMAINS) {
-		domains__csv(r, f);
-		return;
-	}
-	fputs(r->symbols ? "domain,mode,image,symbol,samples,percent,event\n"
-			 : "domain,mode,image,samples,percent,event\n",
-	      f);
-	for (size_t i = 0; i < r->nrows; i++) {
-		const struct row *w = &r->rows[i];
-
-		csv__field(f, w->domain);
-		fputc(',', f);
-		csv__field(f, w->mode);
-		fputc(',', f);
-		csv__field(f, w->image);
-		fputc(',', f);
-		if (r->symbols) {
-			csv__field(f, w->symbol);
-			fputc(',', f);
-		}
-		fprintf(f, "%" PRIu64 ",%.4f,", w->samples, w->percent);
-		csv__field(f, w->event);
-		fputc('\n', f);
-	}
-}
-
-static void report__json(const struct report *r, FILE *f)
-{
-	const struct pp_session *s = r->s;
-	bool first = true;
-
-	fputs("{\"session\":", f);
-	json__str(f, s->path);
-	if (r->table == REPORT_TABLE_DOMAINS) {
-		fputc(',', f);
-		domains__json(r, f);
-		fputs("}\n", f);
-		return;
-	}
-	if (s->has_start)
-		fprintf(f, ",\"start_ns\":%" PRIu64, s->start_ns);
-	if (s->has_end)
-		fprintf(f, ",\"end_ns\":%" PRIu64, s->end_ns);
-	fprintf(f, ",\"ncpus\":%u,\"timer_mode\":%s,\"complete\":%s,\"events\":[", s->ncpus,
-		s->timer_mode ? "true" : "false", s->complete ? "true" : "false");
-	for (size_t i = 0; i < s->nevents; i++) {
-		const struct pp_event *e = &s->events[i];
-
-		if (!event__selected(r, e))
-			continue;
-		fputs(first ? "{\"name\":" : ",{\"name\":", f);
-		first = false;
-		json__str(f, e->name);
-		fprintf(f,
-			",\"count\":%" PRIu64 ",\"unit_mask\":%" PRIu32 ",\"type\":%" PRIu32
-			",\"config\":%" PRIu64 ",\"period\":%" PRIu64 ",\"freq\":%" PRIu64
-			",\"flags\":%" PRIu32 ",\"samples\":%" PRIu64 "}",
-			e->count, e->um, e->type, e->config, e->period, e->freq, e->flags,
-			e->total);
-	}
-	fputs("],\"stats\":{", f);
-	for (size_t i = 0; i < s->nstats; i++) {
-		if (i)
-			fputc(',', f);
-		json__str(f, s->stats[i].key);
-		fprintf(f, ":%" PRIu64, s->stats[i].value);
-	}
-	fputs("},\"notes\":[", f);
-	for (size_t i = 0; i < s->nnotes; i++) {
-		if (i)
-			fputc(',', f);
-		json__str(f, s->notes[i]);
-	}
-	fputs("],\"rows\":[", f);
-	for (size_t i = 0; i < r->nrows; i++) {
-		const struct row *w = &r->rows[i];
-
-		fputs(i ? ",\n{\"domain\":" : "\n{\"domain\":", f);
-		json__str(f, w->domain);
-		fputs(",\"mode\":", f);
-		json__str(f, w->mode);
-		fputs(",\"image\":", f);
-		json__str(f, w->image);
-		if (w->symbol) {
-			fputs(",\"symbol\":", f);
-			json__str(f, w->symbol);
-		}
-		fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f,\"event\":", w->samples,
-			w->percent);
-		json__str(f, w->event);
-		fputc('}', f);
-	}
-	fputs("],", f);
-	domains__json(r, f);
-	fputs("}\n", f);
-}
-
 int report__write(const struct report *r, enum report_format fmt, FILE *f)
 {
-	switch (fmt) {
-	case REPORT_TEXT:
-		report__text(r, f);
-		break;
-	case REPORT_CSV:
-		report__csv(r, f);
-		break;
-	case REPORT_JSON:
-		report__json(r, f);
-		break;
-	default:
+	int ret;
+
+	if ((size_t)fmt >= sizeof(renderers) / sizeof(renderers[0]) || !renderers[fmt])
 		return -EINVAL;
-	}
+	ret = renderers[fmt]->write(r, f);
+	if (ret)
+		return ret;
 	if (fflush(f) == EOF || ferror(f))
 		return -EIO;
 	return 0;

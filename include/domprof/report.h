@@ -33,7 +33,7 @@ struct report_opts {
 
 struct report;
 
-/* "text", "csv" or "json"; -EINVAL otherwise. */
+/* A renderer's name, "text", "csv" or "json"; -EINVAL otherwise. */
 int report__parse_format(const char *s, enum report_format *out);
 /* "all" or "domains"; -EINVAL otherwise. */
 int report__parse_table(const char *s, enum report_table *out);
@@ -44,7 +44,10 @@ int report__parse_table(const char *s, enum report_table *out);
  * -ESRCH (unknown domain or event).
  */
 int report__load(const struct report_opts *opts, struct report **out, char *err, size_t errlen);
-/* Write the report to f; -EIO when writing fails. */
+/*
+ * Write the report to f through the renderer of fmt (pp/report-model.h):
+ * -EIO when writing fails, -ENOMEM, -EINVAL for a format with no renderer.
+ */
 int report__write(const struct report *r, enum report_format fmt, FILE *f);
 /* Samples in the selection, all events. */
 uint64_t report__total_samples(const struct report *r);

@@ -2,7 +2,8 @@
 /*
  * `domprof report` on a session written here by hand (meta files and odb
  * sample files): exact CSV rows and percentages, JSON that parses, hostile
- * names escaped, bad sample files counted, filters and error cases.
+ * names escaped, bad sample files counted, filters and error cases; and the
+ * report's model: a column added to a table is in every format.
  */
 #include "config.h"
 
@@ -23,6 +24,7 @@
 #include "domprof/odb.h"
 #include "domprof/report.h"
 #include "domprof/session.h"
+#include "report-model.h"
 
 static char sess[] = "/tmp/dp-test-report-XXXXXX";
 static char empty[] = "/tmp/dp-test-report-empty-XXXXXX";
@@ -666,6 +668,126 @@ static void test_agent(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A new column of the per-image table: ten times the samples. */
+static void weight__get(const struct report *r, const void *row, struct report_cell *c)
+{
+	(void)r;
+	c->kind = CELL_U64;
+	c->u = ((const struct row *)row)->samples * 10;
+}
+
+/* A new column of the domain table: the domain's UUID, absent from JSON when unknown. */
+static void uuid__get(const struct report *r, const void *row, struct report_cell *c)
+{
+	const struct pp_domain *pd = &r->s->doms[((const struct drow *)row)->dom];
+
+	c->kind = CELL_STR;
+	c->s = pd->uuid ? pd->uuid : "";
+	c->absent = !pd->uuid;
+}
+
+/* The report with one column appended to table id; free() it. */
+static char *run_report_with(const struct report_opts *o, enum report_format fmt,
+			     enum report_tbl_id id, const struct report_col *extra)
+{
+	const struct report_tbl *base = &report_tbls[id];
+	struct report_col *cols = calloc(base->ncols + 1, sizeof(*cols));
+	struct report_tbl t = *base;
+	struct report *r;
+	char err[512], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_non_null(cols);
+	memcpy(cols, base->cols, base->ncols * sizeof(*cols));
+	cols[base->ncols] = *extra;
+	t.cols = cols;
+	t.ncols = base->ncols + 1;
+	if (report__load(o, &r, err, sizeof(err)))
+		fail_msg("report__load: %s", err);
+	r->tbl[id] = &t;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(report__write(r, fmt, f), 0);
+	fclose(f);
+	report__free(r);
+	free(cols);
+	return buf;
+}
+
+/*
+ * The model: a column is one entry of its table, and every renderer shows
+ * it, in its place (last in CSV and JSON, after the names in text), in the
+ * format's own way.
+ */
+static void test_model_new_column(void **state)
+{
+	static const struct report_col weight = {
+		.head = "weight", .key = "weight", .flags = COL_ALL, .get = weight__get};
+	static const struct report_col uuid = {
+		.head = "uuid", .key = "uuid", .flags = COL_ALL, .get = uuid__get};
+	struct report_opts o = {.session_dir = dsess, .domain = "web"};
+	char *out;
+
+	(void)state;
+	out = run_report_with(&o, REPORT_CSV, REPORT_TBL_ROWS, &weight);
+	assert_string_equal(out, "domain,mode,image,samples,percent,event,weight\n"
+				 "web,guest-user,[guest-user],15,42.8571,cpu-clock,150\n"
+				 "web,guest-kernel,[guest-kernel],10,28.5714,cpu-clock,100\n"
+				 "web,host-user,/nonexistent/qemu,6,17.1429,cpu-clock,60\n"
+				 "web,host-kernel,vmlinux,4,11.4286,cpu-clock,40\n");
+	free(out);
+	out = run_report_with(&o, REPORT_JSON, REPORT_TBL_ROWS, &weight);
+	assert_non_null(strstr(out, "\n{\"domain\":\"web\",\"mode\":\"guest-user\",\"image\":"
+				    "\"[guest-user]\",\"samples\":15,\"percent\":42.8571,"
+				    "\"event\":\"cpu-clock\",\"weight\":150}"));
+	free(out);
+	out = run_report_with(&o, REPORT_TEXT, REPORT_TBL_ROWS, &weight);
+	assert_non_null(
+		strstr(out, "\nsamples  %         domain  mode          image              "
+			    "weight\n"
+			    "15       42.8571   web     guest-user    [guest-user]       150\n"));
+	free(out);
+
+	o.table = REPORT_TABLE_DOMAINS;
+	out = run_report_with(&o, REPORT_CSV, REPORT_TBL_DOMAINS, &uuid);
+	assert_string_equal(out, "domain,samples,percent,guest_kernel,guest_user,guest,"
+				 "vmm_overhead,host_kernel,host_user,vcpu_wait_ns,event,uuid\n"
+				 "web,35,100.0000,10,15,0,10,0,0,2000000000,cpu-clock,"
+				 "11223344-5566-7788-99aa-bbccddeeff00\n");
+	free(out);
+	out = run_report_with(&o, REPORT_JSON, REPORT_TBL_DOMAINS, &uuid);
+	assert_non_null(strstr(out, "\"event\":\"cpu-clock\","
+				    "\"uuid\":\"11223344-5566-7788-99aa-bbccddeeff00\"}"));
+	free(out);
+	out = run_report_with(&o, REPORT_TEXT, REPORT_TBL_DOMAINS, &uuid);
+	assert_non_null(strstr(out, "  vcpu-wait-s  uuid\n"));
+	assert_non_null(strstr(out, "  2.000        11223344-5566-7788-99aa-bbccddeeff00\n"));
+	free(out);
+
+	/* the host has no UUID: JSON leaves the member out */
+	o.domain = "host";
+	out = run_report_with(&o, REPORT_JSON, REPORT_TBL_DOMAINS, &uuid);
+	assert_non_null(strstr(out, "\"event\":\"cpu-clock\"}"));
+	assert_null(strstr(out, "uuid"));
+	free(out);
+}
+
+/* Formats by name, each a renderer of the model. */
+static void test_model_formats(void **state)
+{
+	static const char *const names[] = {"text", "csv", "json"};
+	enum report_format fmt;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_int_equal(report__parse_format(names[i], &fmt), 0);
+		assert_int_equal(fmt, (enum report_format)i);
+	}
+	assert_int_equal(report__parse_format("xml", &fmt), -EINVAL);
+	assert_int_equal(report__parse_format("", &fmt), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -680,6 +802,8 @@ int main(void)
 		cmocka_unit_test(test_domain_table_json),
 		cmocka_unit_test(test_domain_table_pair),
 		cmocka_unit_test(test_agent),
+		cmocka_unit_test(test_model_new_column),
+		cmocka_unit_test(test_model_formats),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);

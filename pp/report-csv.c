@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The report as RFC 4180 CSV (doc/report.md): one table, the per-image or
+ * per-symbol rows, or with --table domains the domain table, its columns
+ * the model's (pp/report-cols.c) in their order.
+ */
+#include "config.h"
+
+#include <stdbool.h>
+
+#include "report-model.h"
+
+static void csv__field(FILE *f, const char *s)
+{
+	bool quote = false;
+
+	for (const char *p = s; *p; p++)
+		if (*p == ',' || *p == '"' || (unsigned char)*p < 0x20 || *p == 0x7f)
+			quote = true;
+	if (!quote) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
+			fputc('"', f);
+		fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* Not applying (na) is text's business: CSV writes the value, which is then 0. */
+static void csv__cell(FILE *f, const struct report_cell *c)
+{
+	if (c->kind == CELL_STR)
+		csv__field(f, c->s ? c->s : "");
+	else
+		report_cell__write_number(f, c);
+}
+
+static void csv__table(const struct report *r, const struct report_tbl *t, const void *rows,
+		       size_t nrows, FILE *f)
+{
+	bool first = true;
+
+	for (size_t c = 0; c < t->ncols; c++) {
+		if (!report_col__shown(r, &t->cols[c], COL_CSV, false))
+			continue;
+		fputs(first ? "" : ",", f);
+		csv__field(f, t->cols[c].key);
+		first = false;
+	}
+	fputc('\n', f);
+	for (size_t i = 0; i < nrows; i++) {
+		first = true;
+		for (size_t c = 0; c < t->ncols; c++) {
+			struct report_cell cell = {0};
+
+			if (!report_col__shown(r, &t->cols[c], COL_CSV, false))
+				continue;
+			t->cols[c].get(r, report_tbl__row(t, rows, i), &cell);
+			fputs(first ? "" : ",", f);
+			csv__cell(f, &cell);
+			first = false;
+		}
+		fputc('\n', f);
+	}
+}
+
+static int report__csv(const struct report *r, FILE *f)
+{
+	if (r->table == REPORT_TABLE_DOMAINS)
+		csv__table(r, r->tbl[REPORT_TBL_DOMAINS], r->drows, r->ndrows, f);
+	else
+		csv__table(r, r->tbl[REPORT_TBL_ROWS], r->rows, r->nrows, f);
+	return 0;
+}
+
+const struct report_renderer report_csv = {.name = "csv", .write = report__csv};
