@@ -37,7 +37,10 @@ struct tdir {
  * nothing left behind). dfd is -1 until it succeeds.
  */
 int tdir__create(struct tdir *t, const char *name);
-/* Close t's descriptor and remove its tree; 0 or the first -errno. Accepts one never created. */
+/*
+ * Close t's descriptor and remove its tree; 0 or the first -errno. Accepts a
+ * struct never created (zeroed, or whose create failed).
+ */
 int tdir__remove(struct tdir *t);
 /* Remove name beneath dirfd and all below it, without following links; 0 or the first -errno. */
 int tdir__rm_rf(int dirfd, const char *name);

@@ -38,13 +38,15 @@ int tdir__create(struct tdir *t, const char *name)
 
 int tdir__remove(struct tdir *t)
 {
-	int ret = 0;
+	int ret;
 
+	/* Not created (a zeroed static, or a failed create): nothing of ours to close. */
+	if (!t->path[0])
+		return 0;
 	if (t->dfd >= 0)
 		close(t->dfd);
 	t->dfd = -1;
-	if (t->path[0])
-		ret = tdir__rm_rf(AT_FDCWD, t->path);
+	ret = tdir__rm_rf(AT_FDCWD, t->path);
 	t->path[0] = '\0';
 	return ret;
 }
