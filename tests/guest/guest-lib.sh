@@ -1,7 +1,7 @@
 # tests/guest/guest-lib.sh: test guests (QEMU TCG under libvirt) and the KVM
-# fixture, for shell tests. Source it after tests/lib.sh:
+# fixture, for shell tests. Source it after tests/t/test-lib.sh:
 #
-#   . "$top_srcdir/tests/lib.sh"
+#   . "$top_srcdir/tests/t/test-lib.sh"
 #   . "$top_srcdir/tests/guest/guest-lib.sh"
 #   test_require ROOT LIBVIRT QEMU GUEST_KERNEL
 #   guest_define t3000-a --vcpus 1 --run "/bin/busy 100" || exit 1

@@ -10,9 +10,9 @@
 #
 # It records 8 s, as t2120 does, so the fixture gets its 10000 samples under a
 # loaded make check.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 . "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
+. "$top_srcdir/tests/t/lib-domains.sh"
 
 mini=$top_builddir/tests/guest/kvm-mini
 elf=$top_builddir/tests/guest/kvm-guest.elf

@@ -6,13 +6,13 @@
 # says why not per second of wall time), the samples
 # the plugin lost meanwhile are in the session as DROPPED (reason 5, TCG
 # plugin), and sampling goes on after the recorder resumes.
-. "$top_srcdir/tests/lib.sh"
-GUEST_ADD="$top_builddir/tests/t/t23-work"
+. "$top_srcdir/tests/t/test-lib.sh"
+GUEST_ADD="$top_builddir/tests/workloads/tcg-work"
 export GUEST_ADD
 . "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
-. "$top_srcdir/tests/t/t22-lib.sh"
-. "$top_srcdir/tests/t/t23-lib.sh"
+. "$top_srcdir/tests/t/lib-domains.sh"
+. "$top_srcdir/tests/t/lib-agent.sh"
+. "$top_srcdir/tests/t/lib-tcg.sh"
 
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU TCG_PLUGIN GUEST_KERNEL
 
@@ -22,8 +22,8 @@ mkdir -p "$TEST_DIR/run"
 g=$(guest_name t2520-a)
 
 test_expect_success 'setup: a TCG guest with the plugin runs its workload' '
-	guest_define t2520-a --vcpus 1 --plugin "$plugin,socket=$sock" --run "/bin/t23-work 0" &&
-	guest_wait_console t2520-a "^t23-work: start" 90
+	guest_define t2520-a --vcpus 1 --plugin "$plugin,socket=$sock" --run "/bin/tcg-work 0" &&
+	guest_wait_console t2520-a "^tcg-work: start" 90
 '
 
 # At the top level: $record_pid and its clean-up must outlive a test body.

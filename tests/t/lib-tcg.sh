@@ -1,16 +1,16 @@
-# tests/t/t23-lib.sh: helpers of the TCG plugin tests (t23*.sh, t25*.sh) whose
-# guest runs tests/t/t23-work. Source it after tests/guest/guest-lib.sh.
+# tests/t/lib-tcg.sh: helpers of the TCG plugin tests (t23*.sh, t25*.sh) whose
+# guest runs tests/workloads/tcg-work. Source it after tests/guest/guest-lib.sh.
 
 # The plugin and the guest workload are check programs (make check builds them).
 prereq_TCG_PLUGIN() {
-	for f in vmm/domprof-tcg.so tests/t/t23-work; do
+	for f in vmm/domprof-tcg.so tests/workloads/tcg-work; do
 		[ -e "$top_builddir/$f" ] || { echo "$f is not built (make check builds it)"; return 1; }
 	done
 }
 
 # t23_progress NAME: the workload's own round counter, from the guest's console.
 t23_progress() {
-	tr -d '\r' <"$(guest_console "$1")" | sed -n 's/^t23-work: progress //p' | tail -n 1
+	tr -d '\r' <"$(guest_console "$1")" | sed -n 's/^tcg-work: progress //p' | tail -n 1
 }
 
 # t23_vcpu_tid NAME: the thread of QEMU's (only) vCPU of a 1-vCPU TCG guest.

@@ -1,5 +1,5 @@
-# tests/t/t21-lib.sh: helpers of the domain acceptance tests (t21*.sh).
-# Source it after tests/lib.sh and tests/guest/guest-lib.sh.
+# tests/t/lib-domains.sh: helpers of the domain acceptance tests (t21*.sh).
+# Source it after tests/t/test-lib.sh and tests/guest/guest-lib.sh.
 
 # proc_run_ns PID: the CPU time (ns) all current threads of PID have used.
 proc_run_ns() {
@@ -32,7 +32,7 @@ dp_record() {
 
 # dp_record_bg ERRFILE ARGS...: start `domprof record ARGS` in the background
 # once no other collector runs, and wait until it collects (its timer-mode
-# line on stderr). Sets $record_pid; record_stop (tests/lib.sh) stops it.
+# line on stderr). Sets $record_pid; record_stop (tests/t/test-lib.sh) stops it.
 dp_record_bg() {
 	dp_err=$1
 	shift
@@ -48,7 +48,7 @@ dp_record_bg() {
 }
 
 # dp_decode STREAM.zst [records|tasks]: a saved stream decoded by
-# tests/t/t21-stream.py (see there).
+# tests/helper/stream-records.py (see there).
 dp_decode() {
-	zstd -dcq "$1" | python3 "$top_srcdir/tests/t/t21-stream.py" "${2:-records}"
+	zstd -dcq "$1" | python3 "$top_srcdir/tests/helper/stream-records.py" "${2:-records}"
 }
