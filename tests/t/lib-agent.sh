@@ -1,5 +1,8 @@
 # tests/t/lib-agent.sh: helpers of the guest agent acceptance tests (t22*.sh).
-# Source it after tests/t/test-lib.sh, tests/guest/guest-lib.sh and tests/t/lib-domains.sh.
+# Source it after tests/t/test-lib.sh; it sources tests/t/lib-domains.sh.
+[ -z "${lib_agent_loaded:-}" ] || return 0
+lib_agent_loaded=1
+. "$top_srcdir/tests/t/lib-domains.sh"
 
 # build_id FILE: the hex build-id of an ELF file (empty when it has none).
 build_id() {

@@ -5,7 +5,6 @@
 # used in the same window (schedstat run time of all its threads), within
 # +-3 points; its rows carry the domain's name and the guest/overhead split.
 . "$top_srcdir/tests/t/test-lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
 . "$top_srcdir/tests/t/lib-domains.sh"
 test_require ROOT PERF_EVENTS DOMPROF WORKLOADS PYTHON3 LIBVIRT QEMU GUEST_KERNEL
 

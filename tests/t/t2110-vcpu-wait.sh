@@ -5,7 +5,6 @@
 # over the recording window within 10 %; meta/vcpu-wait holds the sums and
 # the saved stream the VCPU_WAIT timeline.
 . "$top_srcdir/tests/t/test-lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
 . "$top_srcdir/tests/t/lib-domains.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU GUEST_KERNEL
 

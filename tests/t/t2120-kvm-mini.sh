@@ -11,10 +11,8 @@
 # kernel attribution is tested with a recorded stream, built here by hand and
 # replayed with `domprof import`.
 . "$top_srcdir/tests/t/test-lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
 . "$top_srcdir/tests/t/lib-domains.sh"
 
-mini=$top_builddir/tests/guest/kvm-mini
 elf=$top_builddir/tests/guest/kvm-guest.elf
 
 # The recorded-stream case needs neither root nor KVM: it runs first.
@@ -103,17 +101,7 @@ else
 	test_skip 'GUEST_KERNEL (recorded stream) cases' "$reason"
 fi
 
-if ! reason=$(prereq_ROOT && prereq_PERF_EVENTS && prereq_KVM_MINI && prereq_PYTHON3); then
-	test_skip 'the KVM fixture recorded with record -a --vmm-pid' "$reason"
-	test_done
-fi
-test_lock_collector
-
-"$mini" --seconds 30 "$elf" >mini.out 2>mini.err &
-mpid=$!
-test_at_exit "kill $mpid 2>/dev/null"
-n=0
-while ! grep -qx started mini.out && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+kvm_mini_start "$elf" 'the KVM fixture recorded with record -a --vmm-pid' ROOT PERF_EVENTS KVM_MINI PYTHON3
 # 8 s: under make -j2 check the fixture may get half a CPU, and the split
 # wants at least 10000 samples.
 dp_record record.err -a --vmm-pid "mini=$mpid" --duration 8 --session-dir s >record.out

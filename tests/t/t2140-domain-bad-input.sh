@@ -6,7 +6,6 @@
 # is gone right after it was found: clear messages, no crash, no sample lost
 # or put on the wrong domain.
 . "$top_srcdir/tests/t/test-lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
 . "$top_srcdir/tests/t/lib-domains.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD
 

@@ -8,8 +8,6 @@
 # the report states the gaps: their duration and the frames lost
 # (domains/D/meta/agent and the report's domain note).
 . "$top_srcdir/tests/t/test-lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/lib-domains.sh"
 . "$top_srcdir/tests/t/lib-agent.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU GUEST_KERNEL AGENT
 

@@ -9,8 +9,6 @@
 # strace, is beneath the session; no symlink in the session; none of the
 # hostile names anywhere), and the other domain's split is intact (+-3).
 . "$top_srcdir/tests/t/test-lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/lib-domains.sh"
 . "$top_srcdir/tests/t/lib-agent.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU GUEST_KERNEL AGENT
 

@@ -5,12 +5,11 @@
 # plausible and user samples land in the workload's loop; with the server
 # stopped (SIGSTOP) for 10 s the guest keeps at least 90 % of its progress
 # rate (per second its vCPU thread ran, and that thread is not held off the
-# CPU: t23_window says why not per second of wall time), and the samples
+# CPU: tcg_window says why not per second of wall time), and the samples
 # lost meanwhile are reported when it resumes.
 . "$top_srcdir/tests/t/test-lib.sh"
 GUEST_ADD="$top_builddir/tests/workloads/tcg-work"
 export GUEST_ADD
-. "$top_srcdir/tests/guest/guest-lib.sh"
 . "$top_srcdir/tests/t/lib-tcg.sh"
 
 prereq_TCG_PLUGIN() {
@@ -21,9 +20,7 @@ prereq_TCG_PLUGIN() {
 }
 test_require ROOT TCG_PLUGIN LIBVIRT QEMU GUEST_KERNEL
 
-plugin=$top_builddir/vmm/domprof-tcg.so
 work=$top_builddir/tests/workloads/tcg-work
-sock=$TEST_DIR/run/tcg.sock
 
 # range FUNC: NAME=START-END of a function of tcg-work (static: the guest
 # runs it at its link addresses).
@@ -88,12 +85,7 @@ test_expect_success 'samples arrive every second while the guest runs' '
 '
 
 test_expect_success 'the guest keeps >= 90 % of its progress rate, never held off its CPU, with the server stopped 10 s' '
-	before=$(t23_window t2300-a 10) &&
-	kill -STOP $dump_pid &&
-	during=$(t23_window t2300-a 10) &&
-	kill -CONT $dump_pid &&
-	say "before, then while the server was stopped:" &&
-	t23_check_window "$before" "$during"
+	tcg_check_stopped t2300-a $dump_pid server
 '
 # Whatever happened above, the server is not left stopped.
 kill -CONT $dump_pid 2>/dev/null

@@ -19,16 +19,11 @@
 . "$top_srcdir/tests/t/test-lib.sh"
 GUEST_ADD="$top_builddir/tests/workloads/tcg-work"
 export GUEST_ADD
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/lib-domains.sh"
 . "$top_srcdir/tests/t/lib-agent.sh"
 . "$top_srcdir/tests/t/lib-tcg.sh"
 
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU TCG_PLUGIN AGENT GUEST_KERNEL
 
-plugin=$top_builddir/vmm/domprof-tcg.so
-sock=$TEST_DIR/run/tcg.sock
-mkdir -p "$TEST_DIR/run"
 gk=$(guest_name t2510-k)
 gp=$(guest_name t2510-p)
 
