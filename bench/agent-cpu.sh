@@ -17,10 +17,10 @@
 # elapsed time over the same stats.
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 . "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
-. "$top_srcdir/tests/t/t22-lib.sh"
+. "$top_srcdir/tests/t/lib-domains.sh"
+. "$top_srcdir/tests/t/lib-agent.sh"
 set +u
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 LIBVIRT QEMU GUEST_KERNEL AGENT
 secs=${BENCH_SECONDS:-45}

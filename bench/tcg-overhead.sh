@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/tcg-overhead.sh: guest run time of a fixed CPU-bound workload in a
-# QEMU TCG guest (tests/t/t23-work ROUNDS, timed by the guest itself) with no
+# QEMU TCG guest (tests/workloads/tcg-work ROUNDS, timed by the guest itself) with no
 # plugin, with the plugin's floor (floor=1: the unconditional per-TB callback
 # that only counts) and with the plugin at its default period, delivering to
 # vmm/tcg-dump. Not a test: `make bench-tcg` runs it; never part of `make check`.
@@ -18,7 +18,7 @@ runs=${2:-3}
 period=${3:-}
 plugin=$top_builddir/vmm/domprof-tcg.so
 dump=$top_builddir/vmm/tcg-dump
-work=$top_builddir/tests/t/t23-work
+work=$top_builddir/tests/workloads/tcg-work
 for b in "$plugin" "$dump" "$work"; do
 	[ -e "$b" ] || { echo "tcg-overhead: $b is not built (make bench-tcg builds it)" >&2; exit 2; }
 done
@@ -43,13 +43,13 @@ run() {
 	esac
 	timeout 600 qemu-system-x86_64 -accel tcg,thread=multi -m 128 -smp 1 -nographic \
 		-no-reboot -nodefaults -serial stdio -kernel "$GUEST_KERNEL" -initrd "$GUEST_INITRD" \
-		-append "console=ttyS0 panic=-1 loglevel=4 mitigations=off domprof.run=\"/bin/t23-work $rounds\"" \
+		-append "console=ttyS0 panic=-1 loglevel=4 mitigations=off domprof.run=\"/bin/tcg-work $rounds\"" \
 		"$@" 2>"$tmp/qemu.err" </dev/null | tr -d '\r' |
-		sed -n 's/^t23-work: done .* in \([0-9.]*\) s$/\1/p'
+		sed -n 's/^tcg-work: done .* in \([0-9.]*\) s$/\1/p'
 }
 
 variants="none floor default"
-echo "TCG plugin overhead: t23-work $rounds rounds (about 5 instructions per translation block),"
+echo "TCG plugin overhead: tcg-work $rounds rounds (about 5 instructions per translation block),"
 echo "1 vCPU, best of $runs; period ${period:-default (1000000)}"
 i=0
 while [ $i -lt "$runs" ]; do

@@ -24,5 +24,5 @@ tests_unit_test_mangle_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
 tests_unit_test_mangle_LDADD = daemon/libdpdaemon.a lib/libdpcore.a $(ZSTD_LIBS) $(UNIT_LIBS)
 tests_unit_test_daemon_SOURCES = tests/unit/test-daemon.c
 tests_unit_test_daemon_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_daemon_LDADD = daemon/libdpdaemon.a lib/libdpcore.a $(ZSTD_LIBS) $(UNIT_LIBS)
+tests_unit_test_daemon_LDADD = $(TEST_HELPER_LIB) daemon/libdpdaemon.a lib/libdpcore.a $(ZSTD_LIBS) $(UNIT_LIBS)
 endif

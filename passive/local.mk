@@ -15,7 +15,7 @@ TESTS += tests/unit/test-passive
 tests_unit_test_passive_SOURCES = tests/unit/test-passive.c
 tests_unit_test_passive_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS) \
 	-DTEST_BUILDDIR='"$(abs_top_builddir)"'
-tests_unit_test_passive_LDADD = passive/libdppassive.a lib/libdpcore.a $(ELF_LIBS) $(LIBVIRT_LIBS) \
+tests_unit_test_passive_LDADD = $(TEST_HELPER_LIB) passive/libdppassive.a lib/libdpcore.a $(ELF_LIBS) $(LIBVIRT_LIBS) \
 	$(UNIT_LIBS)
 endif
 EXTRA_DIST += doc/passive.md

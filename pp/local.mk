@@ -22,7 +22,7 @@ TESTS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-s
 	tests/unit/test-report-guest
 tests_unit_test_symbols_SOURCES = tests/unit/test-symbols.c
 tests_unit_test_symbols_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
-tests_unit_test_symbols_LDADD = $(PP_LIBS) $(UNIT_LIBS)
+tests_unit_test_symbols_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_SOURCES = tests/unit/test-report.c
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
 # the report's model (pp/report-model.h) is tested too
@@ -30,10 +30,10 @@ tests_unit_test_report_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/pp
 tests_unit_test_report_LDADD = $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_guest_SOURCES = tests/unit/test-report-guest.c
 tests_unit_test_report_guest_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
-tests_unit_test_report_guest_LDADD = pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
+tests_unit_test_report_guest_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
 	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_stream_SOURCES = tests/unit/test-report-stream.c
 tests_unit_test_report_stream_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_report_stream_LDADD = pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
+tests_unit_test_report_stream_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
 	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(UNIT_LIBS)
 endif

@@ -39,7 +39,7 @@ echo "---- the host and a guest domain"
 (
 	export top_srcdir=$top top_builddir=$top/build
 	# The test harness's guest helpers: the guest is always torn down at exit.
-	. "$top/tests/lib.sh" >/dev/null
+	. "$top/tests/t/test-lib.sh" >/dev/null
 	. "$top/tests/guest/guest-lib.sh"
 	for p in LIBVIRT QEMU GUEST_KERNEL; do
 		if ! "prereq_$p" >"$TEST_DIR/.why" 2>&1; then

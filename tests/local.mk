@@ -1,9 +1,28 @@
 # tests/: unit tests (cmocka, TAP output; listed in each module's local.mk)
-# and shell tests (tests/lib.sh, TAP).
+# and shell tests (tests/t/test-lib.sh, TAP).
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 SH_LOG_DRIVER = $(LOG_DRIVER)
 AM_TESTS_ENVIRONMENT += CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT;
-EXTRA_DIST += tests/lib.sh tests/csvsum.py tests/evdump.py
+EXTRA_DIST += tests/t/test-lib.sh tests/helper/csvsum.py tests/helper/evdump.py
+
+# tests/helper/: the unit tests' shared scaffolding (tests/helper/dptest.h).
+# A unit test links $(TEST_HELPER_LIB) first; it pulls only the objects it
+# uses, so a test that never renders a report or reads an ELF file needs
+# neither pp/ nor libelf. Unit tests include "helper/dptest.h".
+UNIT_CFLAGS += -I$(top_srcdir)/tests
+if HAVE_CMOCKA
+check_LIBRARIES = tests/helper/libdptest.a
+tests_helper_libdptest_a_SOURCES = \
+	tests/helper/dptest.h \
+	tests/helper/tdir.c \
+	tests/helper/tfile.c \
+	tests/helper/tcmd.c \
+	tests/helper/telf.c \
+	tests/helper/twords.c \
+	tests/helper/treport.c
+tests_helper_libdptest_a_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
+endif
+TEST_HELPER_LIB = tests/helper/libdptest.a
 
 # Workloads whose profile is known by construction. Built plain (no
 # sanitizers, fixed optimisation) so that their profile does not depend on

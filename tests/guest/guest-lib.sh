@@ -1,7 +1,7 @@
 # tests/guest/guest-lib.sh: test guests (QEMU TCG under libvirt) and the KVM
-# fixture, for shell tests. Source it after tests/lib.sh:
+# fixture, for shell tests. Source it after tests/t/test-lib.sh:
 #
-#   . "$top_srcdir/tests/lib.sh"
+#   . "$top_srcdir/tests/t/test-lib.sh"
 #   . "$top_srcdir/tests/guest/guest-lib.sh"
 #   test_require ROOT LIBVIRT QEMU GUEST_KERNEL
 #   guest_define t3000-a --vcpus 1 --run "/bin/busy 100" || exit 1
@@ -16,12 +16,16 @@
 #
 # Prerequisites for test_require: LIBVIRT, QEMU, GUEST_KERNEL, KVM_MINI, AGENT.
 
+# Sourced once: the helper libraries that need it source it too.
+[ -z "${guest_lib_loaded:-}" ] || return 0
+guest_lib_loaded=1
+
 GUEST_PREFIX=domprof-test-
 GUEST_URI=${GUEST_URI:-qemu:///system}
 guest_srcdir=$top_srcdir/tests/guest
 guest_builddir=$top_builddir/tests/guest
 
-# lib.sh cleans up in its EXIT trap; make a signal end the script through
+# test-lib.sh cleans up in its EXIT trap; make a signal end the script through
 # exit so that the trap runs (dash does not run it on a signal).
 trap 'exit 129' HUP
 trap 'exit 130' INT

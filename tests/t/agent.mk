@@ -5,7 +5,7 @@ AGENT_TESTS = \
 	tests/t/t2210-agent-restart-reboot.sh \
 	tests/t/t2220-agent-hostile.sh
 TESTS += $(AGENT_TESTS)
-EXTRA_DIST += $(AGENT_TESTS) tests/t/t22-lib.sh tests/t/t22-stream.py bench/agent-cpu.sh
+EXTRA_DIST += $(AGENT_TESTS) tests/t/lib-agent.sh tests/helper/stream-agent.py bench/agent-cpu.sh
 
 # The agent's CPU use in a guest (bench/agent-cpu.sh; never in `make check`).
 bench-agent: cli/domprof guest/domprof-agent tests/guest/busy tests/guest/gsplit-a \

@@ -6,7 +6,7 @@ DOMAIN_TESTS = \
 	tests/t/t2130-domain-lifecycle.sh \
 	tests/t/t2140-domain-bad-input.sh
 TESTS += $(DOMAIN_TESTS)
-EXTRA_DIST += $(DOMAIN_TESTS) tests/t/t21-lib.sh tests/t/t21-odb.py tests/t/t21-stream.py
+EXTRA_DIST += $(DOMAIN_TESTS) tests/t/lib-domains.sh tests/helper/odb.py tests/helper/stream-records.py
 
 # The domain ingest benchmark (bench/domains-ingest.sh; never in `make check`):
 # `make bench-domains`. Built by hand so that it is no program of any

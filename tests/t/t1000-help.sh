@@ -1,6 +1,6 @@
 #!/bin/sh
 # Every command's --help exits 0 and names each option of the contract.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require DOMPROF
 
 help_mentions() {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Bad options to `domprof record`: one clear message naming the problem, a
 # non-zero exit, and no half-made session left that report cannot read.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require DOMPROF
 
 # Checks that could not go on left either nothing or a readable session.

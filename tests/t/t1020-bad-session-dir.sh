@@ -1,7 +1,7 @@
 #!/bin/sh
 # Directories that are not sessions: report says so; record refuses to write
 # into a non-empty directory that is not a session, and leaves it untouched.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require DOMPROF
 # This script checks session directories, not the one-collector lock: a
 # private lock keeps a recording test running beside it (make -j2 check)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # domprof import of truncated or corrupt perf.data files: a clear message,
 # never a crash, and whatever was written stays readable.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require DOMPROF WORKLOADS PERF
 
 nothing_or_readable() {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # One collector per host: a second one, record or domprofd, fails with a
 # clear message while the first goes on undisturbed.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS DOMPROF
 
 record_bg first.err -a --duration 30 --session-dir first

@@ -1,7 +1,7 @@
 #!/bin/sh
 # A disk that fills up while sample files are written: a clear message (not
 # SIGBUS), and the session written so far stays readable by report.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS TMPFS DOMPROF WORKLOADS
 
 # How much an almost empty session takes (kallsyms, metadata), so that the

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Reports of a session whose binary was stripped or deleted after recording:
 # the report still works and says why the symbols are missing.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS DOMPROF WORKLOADS STRIP
 
 cp "$(command -v split)" ./mysplit

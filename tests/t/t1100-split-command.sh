@@ -1,7 +1,7 @@
 #!/bin/sh
 # `domprof record -- split`: the per-symbol split of a workload whose split
 # is known by construction (50/30/20) comes out within 1.5 points.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS DOMPROF WORKLOADS PYTHON3
 
 # 4 s of CPU time at 4 kHz: about 16 000 samples of split.

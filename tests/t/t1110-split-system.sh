@@ -1,7 +1,7 @@
 #!/bin/sh
 # `domprof record -a` while split runs: split's per-symbol split is
 # 50/30/20 within 1.5 points, from the whole-system profile.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS DOMPROF WORKLOADS PYTHON3
 
 record_bg rec.err -a -F 4000 --duration 120 --session-dir s

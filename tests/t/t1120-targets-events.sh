@@ -1,6 +1,6 @@
 #!/bin/sh
 # What to sample: -p PID, -e EVENT:COUNT, -F, and the events list.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS DOMPROF WORKLOADS PYTHON3
 
 test_expect_success 'list-events lists cpu-clock' '

@@ -1,7 +1,7 @@
 #!/bin/sh
 # --separate lib,kernel,thread,cpu: the sample file names of
 # doc/session-layout.md, and reports that still add up.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS DOMPROF WORKLOADS PYTHON3
 
 splitbin=$(command -v split)

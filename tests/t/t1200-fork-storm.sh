@@ -1,7 +1,7 @@
 #!/bin/sh
 # A fork/exec storm (500 short processes): under 1 % of the storm's samples
 # land in [unknown] (or are dropped for want of a process).
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS DOMPROF WORKLOADS PYTHON3
 
 # unknown_share SESSION CSV: prints the share, in percent, of samples in

@@ -2,7 +2,7 @@
 # A tiny ring buffer at a high rate forces loss: the report's lost count is
 # what the kernel's LOST records said, read three ways: the report, the
 # session's meta/stats, and an independent decoder of raw/events.zst.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS DOMPROF WORKLOADS PYTHON3 ZSTD
 
 rate=$(max_sample_rate)
@@ -26,12 +26,12 @@ test_expect_success 'the per-CPU lost counts add up to lost_records' '
 '
 test_expect_success 'an independent decoding of raw/events.zst sums LOST records to lost_records' '
 	zstd -qdc s/raw/events.zst >events.raw &&
-	raw=$(python3 "$top_srcdir/tests/evdump.py" --lost <events.raw) &&
+	raw=$(python3 "$top_srcdir/tests/helper/evdump.py" --lost <events.raw) &&
 	echo "LOST records in the stream: $raw" &&
 	[ "$raw" = "$(stat_get s lost_records)" ]
 '
 test_expect_success 'the stream decodes cleanly and its samples match meta/stats' '
-	python3 "$top_srcdir/tests/evdump.py" --counts <events.raw >counts &&
+	python3 "$top_srcdir/tests/helper/evdump.py" --counts <events.raw >counts &&
 	cat counts &&
 	grep -qx "bad 0" counts && grep -qx "truncated 0" counts &&
 	[ "$(sed -n "s/^samples //p" counts)" -ge "$(stat_get s samples)" ]

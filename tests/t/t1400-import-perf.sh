@@ -2,7 +2,7 @@
 # A run recorded by `perf record -a -e cpu-clock` and brought in with
 # `domprof import` has, for every symbol above 0.1 %, the sample count that
 # `perf report --sort sym` prints.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS PERF KALLSYMS DOMPROF WORKLOADS PYTHON3
 
 perf record -q --no-buildid -a -e cpu-clock -F 4000 -o perf.data -- split 2 >out 2>perf.err

@@ -1,7 +1,7 @@
 #!/bin/sh
 # `perf record -g` data imports too: self sample counts per symbol match
 # `perf report --no-children` (domprof keeps the sampled PC, not the chain).
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS PERF KALLSYMS DOMPROF WORKLOADS PYTHON3
 
 perf record -q --no-buildid -g -a -e cpu-clock -F 4000 -o perf.data -- split 2 >out 2>perf.err

@@ -1,7 +1,7 @@
 #!/bin/sh
 # A saved event stream replayed into a fresh session gives byte-identical
 # sample files and an identical report.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS DOMPROF WORKLOADS
 
 domprof record -F 4000 --session-dir s -- storm 40 2 >/dev/null 2>err

@@ -2,7 +2,7 @@
 # The test-guest harness: the cached guest, TCG domains with N vCPUs and a
 # workload, their vCPU threads, and teardown that happens whatever the test
 # does (fails, is killed).
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 . "$top_srcdir/tests/guest/guest-lib.sh"
 test_require ROOT QEMU LIBVIRT GUEST_KERNEL
 
@@ -120,7 +120,7 @@ guest_define t2000-agent --vcpus 1 --agent-socket "$TEST_DIR/agent.sock" \
 
 # A test script of its own that defines a guest and then fails, or is killed.
 cat >sub.sh <<-\SUB
-	. "$top_srcdir/tests/lib.sh"
+	. "$top_srcdir/tests/t/test-lib.sh"
 	. "$top_srcdir/tests/guest/guest-lib.sh"
 	how=$1
 	test_expect_success "define a guest in a test" "guest_define t2000-sub-$how --vcpus 1"

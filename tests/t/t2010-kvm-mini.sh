@@ -2,7 +2,7 @@
 # The KVM fixture: kvm-mini runs kvm-guest.elf at CPL3 in real guest mode,
 # and an independent sampler (guest-samples: cpu-clock, exclude_guest=0)
 # sees GUEST_USER samples in its three functions, split 50/30/20.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 . "$top_srcdir/tests/guest/guest-lib.sh"
 test_require ROOT PERF_EVENTS KVM_MINI
 

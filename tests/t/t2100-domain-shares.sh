@@ -4,9 +4,8 @@
 # domain's share of all samples matches the CPU time its QEMU process really
 # used in the same window (schedstat run time of all its threads), within
 # +-3 points; its rows carry the domain's name and the guest/overhead split.
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-domains.sh"
 test_require ROOT PERF_EVENTS DOMPROF WORKLOADS PYTHON3 LIBVIRT QEMU GUEST_KERNEL
 
 full=$(guest_name t2100-full)

@@ -4,9 +4,8 @@
 # one's reported vCPU wait time matches its vCPU thread's schedstat run delay
 # over the recording window within 10 %; meta/vcpu-wait holds the sums and
 # the saved stream the VCPU_WAIT timeline.
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-domains.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU GUEST_KERNEL
 
 ga=$(guest_name t2110-a)

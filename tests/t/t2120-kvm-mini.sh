@@ -10,11 +10,9 @@
 # a guest kernel natively: the fixture runs at CPL3 without one), so guest
 # kernel attribution is tested with a recorded stream, built here by hand and
 # replayed with `domprof import`.
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-domains.sh"
 
-mini=$top_builddir/tests/guest/kvm-mini
 elf=$top_builddir/tests/guest/kvm-guest.elf
 
 # The recorded-stream case needs neither root nor KVM: it runs first.
@@ -88,7 +86,7 @@ if reason=$(prereq_DOMPROF && prereq_PYTHON3 && prereq_ZSTD); then
 		grep -qx "kern1,guest-kernel,\[guest-kernel\],300,54.5455,cpu-clock" gk-img.csv &&
 		f=$(find "gk/domains/kern1/samples/current/{anon:guest}/[guest-kernel]" -type f) &&
 		[ -n "$f" ] &&
-		python3 "$top_srcdir/tests/t/t21-odb.py" "$f" >keys &&
+		python3 "$top_srcdir/tests/helper/odb.py" "$f" >keys &&
 		cat keys &&
 		[ "$(awk "{ n += \$2 } END { print n }" keys)" = 300 ] &&
 		[ "$(wc -l <keys)" = 28 ] &&
@@ -103,17 +101,7 @@ else
 	test_skip 'GUEST_KERNEL (recorded stream) cases' "$reason"
 fi
 
-if ! reason=$(prereq_ROOT && prereq_PERF_EVENTS && prereq_KVM_MINI && prereq_PYTHON3); then
-	test_skip 'the KVM fixture recorded with record -a --vmm-pid' "$reason"
-	test_done
-fi
-test_lock_collector
-
-"$mini" --seconds 30 "$elf" >mini.out 2>mini.err &
-mpid=$!
-test_at_exit "kill $mpid 2>/dev/null"
-n=0
-while ! grep -qx started mini.out && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+kvm_mini_start "$elf" 'the KVM fixture recorded with record -a --vmm-pid' ROOT PERF_EVENTS KVM_MINI PYTHON3
 # 8 s: under make -j2 check the fixture may get half a CPU, and the split
 # wants at least 10000 samples.
 dp_record record.err -a --vmm-pid "mini=$mpid" --duration 8 --session-dir s >record.out
@@ -146,7 +134,7 @@ test_expect_success 'its guest-mode samples are domain mini, mode guest-user, im
 test_expect_success 'by address range, its samples split 50/30/20 over mini_a, mini_b, mini_c (+-2 points)' '
 	f=$(find "s/domains/mini/samples/current/{anon:guest}/[guest-user]" -type f -name "cpu-clock.*") &&
 	[ "$(echo "$f" | wc -l)" = 1 ] &&
-	python3 "$top_srcdir/tests/t/t21-odb.py" "$f" mini.out >split &&
+	python3 "$top_srcdir/tests/helper/odb.py" "$f" mini.out >split &&
 	cat split &&
 	gu=$(csv_sum mini.csv mode=guest-user) &&
 	[ "$(sed -n "s/^total //p" split)" = "$gu" ] &&

@@ -4,9 +4,8 @@
 # in) both appear with their samples and their lifetime; the recorder goes on
 # to the end; samples the new domain's QEMU took before it was discovered are
 # held and given to it, not left on the host.
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-domains.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU GUEST_KERNEL
 
 ga=$(guest_name t2130-a)

@@ -5,9 +5,8 @@
 # session, VMM threads that come and go while they are sampled, a VMM that
 # is gone right after it was found: clear messages, no crash, no sample lost
 # or put on the wrong domain.
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-domains.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD
 
 # Checks that could not go on left either nothing or a readable session.

@@ -6,10 +6,8 @@
 # into the domain's store) and its functions in its own split within +-3
 # points, not a single sample of the other guest's functions, and guest
 # kernel symbols from the agent's kallsyms under the kernel's build-id.
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
-. "$top_srcdir/tests/t/t22-lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-agent.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU GUEST_KERNEL AGENT
 
 ga=$(guest_name t2200-a)

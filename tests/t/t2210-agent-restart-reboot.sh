@@ -7,10 +7,8 @@
 # of the saved stream), the whole-session split stays within +-3 points, and
 # the report states the gaps: their duration and the frames lost
 # (domains/D/meta/agent and the report's domain note).
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
-. "$top_srcdir/tests/t/t22-lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-agent.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU GUEST_KERNEL AGENT
 
 g=$(guest_name t2210-r)

@@ -8,10 +8,8 @@
 # writes nothing outside the session (every file it opens for writing, by
 # strace, is beneath the session; no symlink in the session; none of the
 # hostile names anywhere), and the other domain's split is intact (+-3).
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
-. "$top_srcdir/tests/t/t22-lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-agent.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU GUEST_KERNEL AGENT
 
 gh=$(guest_name t2220-h)

@@ -1,31 +1,28 @@
 #!/bin/sh
 # t2300: the QEMU TCG sampling plugin (vmm/domprof-tcg.so) in a real TCG guest
 # under libvirt, with vmm/tcg-dump as the daemon: samples arrive while the
-# guest runs a known workload (tests/t/t23-work), the kernel/user split is
+# guest runs a known workload (tests/workloads/tcg-work), the kernel/user split is
 # plausible and user samples land in the workload's loop; with the server
 # stopped (SIGSTOP) for 10 s the guest keeps at least 90 % of its progress
 # rate (per second its vCPU thread ran, and that thread is not held off the
-# CPU: t23_window says why not per second of wall time), and the samples
+# CPU: tcg_window says why not per second of wall time), and the samples
 # lost meanwhile are reported when it resumes.
-. "$top_srcdir/tests/lib.sh"
-GUEST_ADD="$top_builddir/tests/t/t23-work"
+. "$top_srcdir/tests/t/test-lib.sh"
+GUEST_ADD="$top_builddir/tests/workloads/tcg-work"
 export GUEST_ADD
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t23-lib.sh"
+. "$top_srcdir/tests/t/lib-tcg.sh"
 
 prereq_TCG_PLUGIN() {
-	for f in vmm/domprof-tcg.so vmm/tcg-dump tests/t/t23-work; do
+	for f in vmm/domprof-tcg.so vmm/tcg-dump tests/workloads/tcg-work; do
 		[ -e "$top_builddir/$f" ] || { echo "$f is not built (make check builds it)"; return 1; }
 	done
 	command -v nm >/dev/null 2>&1 || { echo "needs nm (binutils)"; return 1; }
 }
 test_require ROOT TCG_PLUGIN LIBVIRT QEMU GUEST_KERNEL
 
-plugin=$top_builddir/vmm/domprof-tcg.so
-work=$top_builddir/tests/t/t23-work
-sock=$TEST_DIR/run/tcg.sock
+work=$top_builddir/tests/workloads/tcg-work
 
-# range FUNC: NAME=START-END of a function of t23-work (static: the guest
+# range FUNC: NAME=START-END of a function of tcg-work (static: the guest
 # runs it at its link addresses).
 range() {
 	nm -S "$work" | while read -r addr size type name; do
@@ -64,8 +61,8 @@ test_expect_success 'the test server listens' '
 
 test_expect_success 'a TCG guest with the plugin runs its workload' '
 	guest_define t2300-a --vcpus 1 --plugin "$plugin,socket=$sock" \
-		--run "/bin/t23-work 0 sys" &&
-	guest_wait_console t2300-a "^t23-work: start" 60
+		--run "/bin/tcg-work 0 sys" &&
+	guest_wait_console t2300-a "^tcg-work: start" 60
 '
 
 test_expect_success 'the plugin connects from the QEMU process' '
@@ -88,12 +85,7 @@ test_expect_success 'samples arrive every second while the guest runs' '
 '
 
 test_expect_success 'the guest keeps >= 90 % of its progress rate, never held off its CPU, with the server stopped 10 s' '
-	before=$(t23_window t2300-a 10) &&
-	kill -STOP $dump_pid &&
-	during=$(t23_window t2300-a 10) &&
-	kill -CONT $dump_pid &&
-	say "before, then while the server was stopped:" &&
-	t23_check_window "$before" "$during"
+	tcg_check_stopped t2300-a $dump_pid server
 '
 # Whatever happened above, the server is not left stopped.
 kill -CONT $dump_pid 2>/dev/null

@@ -10,24 +10,12 @@
 #
 # It records 8 s, as t2120 does, so the fixture gets its 10000 samples under a
 # loaded make check.
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-domains.sh"
 
-mini=$top_builddir/tests/guest/kvm-mini
 elf=$top_builddir/tests/guest/kvm-guest.elf
 
-if ! reason=$(prereq_ROOT && prereq_PERF_EVENTS && prereq_KVM_MINI && prereq_PYTHON3); then
-	test_skip 'the KVM fixture as a passive domain with its ELF image' "$reason"
-	test_done
-fi
-test_lock_collector
-
-"$mini" --seconds 30 "$elf" >mini.out 2>mini.err &
-mpid=$!
-test_at_exit "kill $mpid 2>/dev/null"
-n=0
-while ! grep -qx started mini.out && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+kvm_mini_start "$elf" 'the KVM fixture as a passive domain with its ELF image' ROOT PERF_EVENTS KVM_MINI PYTHON3
 dp_record record.err -a --vmm-pid "mini=$mpid" --passive-domains mini --passive-images "$elf" \
 	--duration 8 --session-dir s >record.out
 rc=$?

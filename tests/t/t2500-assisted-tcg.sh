@@ -14,16 +14,11 @@
 # guest binaries at the session's start and switches with the workload every
 # few ms (doc/assisted.md, "The start of a session"); the assisted recording
 # is 30 s so that the bound below is about the rest of it.
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
-. "$top_srcdir/tests/t/t22-lib.sh"
-. "$top_srcdir/tests/t/t23-lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-agent.sh"
+. "$top_srcdir/tests/t/lib-tcg.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU TCG_PLUGIN AGENT GUEST_KERNEL
 
-plugin=$top_builddir/vmm/domprof-tcg.so
-sock=$TEST_DIR/run/tcg.sock
-mkdir -p "$TEST_DIR/run"
 ga=$(guest_name t2500-a)
 gb=$(guest_name t2500-b)
 

@@ -7,7 +7,7 @@
 # 300 MB -dbg package): one guest with the agent boots, its agent's kallsyms
 # are kept by an active session, then another guest of the same kernel
 # boots (a new KASLR slide) without an agent and is recorded as a passive
-# domain; besides t23-work's reads of /dev/zero it
+# domain; besides tcg-work's reads of /dev/zero it
 # reads a few /proc and /sys files every second, so that its samples fall on
 # many kernel functions (the slide is told apart by distinct pcs). The
 # plugin counts instructions, /proc/stat time: kernel code that runs slowly
@@ -16,19 +16,14 @@
 # /proc/stat over the window within +-10 points, and an image of another
 # layout (the same symbols 64 bytes apart from where this build has them, as
 # another build of the same source would) is refused.
-. "$top_srcdir/tests/lib.sh"
-GUEST_ADD="$top_builddir/tests/t/t23-work"
+. "$top_srcdir/tests/t/test-lib.sh"
+GUEST_ADD="$top_builddir/tests/workloads/tcg-work"
 export GUEST_ADD
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
-. "$top_srcdir/tests/t/t22-lib.sh"
-. "$top_srcdir/tests/t/t23-lib.sh"
+. "$top_srcdir/tests/t/lib-agent.sh"
+. "$top_srcdir/tests/t/lib-tcg.sh"
 
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU TCG_PLUGIN AGENT GUEST_KERNEL
 
-plugin=$top_builddir/vmm/domprof-tcg.so
-sock=$TEST_DIR/run/tcg.sock
-mkdir -p "$TEST_DIR/run"
 gk=$(guest_name t2510-k)
 gp=$(guest_name t2510-p)
 
@@ -38,7 +33,7 @@ mono_ns() {
 
 test_expect_success 'setup: a guest with the agent gives its kernel'"'"'s kallsyms' '
 	guest_define t2510-k --vcpus 1 --agent --agent-socket "$TEST_DIR/k.sock" \
-		--run "/bin/t23-work 0" &&
+		--run "/bin/tcg-work 0" &&
 	wait_agents_settled t2510-k &&
 	dp_record k.err -a --guest-sampling agent --domains "$gk" --duration 3 --session-dir k &&
 	# ADDR SIZE TYPE NAME lines (the padding symbols before functions too).
@@ -49,8 +44,8 @@ test_expect_success 'setup: a guest with the agent gives its kernel'"'"'s kallsy
 
 test_expect_success 'setup: another boot of the same kernel, no agent, runs user and kernel work' '
 	guest_define t2510-p --vcpus 1 --plugin "$plugin,socket=$sock" \
-		--run "/bin/t23-work 0 sys & while :; do read l </proc/stat; echo stat \$l; cat /proc/self/maps /proc/meminfo /proc/self/status >/dev/null; ls -l /sys/kernel /proc/self >/dev/null 2>&1; sleep 1; done" &&
-	guest_wait_console t2510-p "^t23-work: start" 90
+		--run "/bin/tcg-work 0 sys & while :; do read l </proc/stat; echo stat \$l; cat /proc/self/maps /proc/meminfo /proc/self/status >/dev/null; ls -l /sys/kernel /proc/self >/dev/null 2>&1; sleep 1; done" &&
+	guest_wait_console t2510-p "^tcg-work: start" 90
 '
 # Not in a test body: its clean-up (test_at_exit) must outlive the subshell.
 console_watch t2510-p console.txt

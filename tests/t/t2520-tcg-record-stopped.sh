@@ -2,28 +2,23 @@
 # t2520: issue 5 acceptance, the recorder itself stopped (SIGSTOP) for 10 s
 # while a TCG guest's plugin samples into it: the guest keeps at least 90 %
 # of its progress rate (per second its vCPU thread ran, and that thread is
-# not held off the CPU: the plugin never waits for the daemon; t23_window
+# not held off the CPU: the plugin never waits for the daemon; tcg_window
 # says why not per second of wall time), the samples
 # the plugin lost meanwhile are in the session as DROPPED (reason 5, TCG
 # plugin), and sampling goes on after the recorder resumes.
-. "$top_srcdir/tests/lib.sh"
-GUEST_ADD="$top_builddir/tests/t/t23-work"
+. "$top_srcdir/tests/t/test-lib.sh"
+GUEST_ADD="$top_builddir/tests/workloads/tcg-work"
 export GUEST_ADD
-. "$top_srcdir/tests/guest/guest-lib.sh"
-. "$top_srcdir/tests/t/t21-lib.sh"
-. "$top_srcdir/tests/t/t22-lib.sh"
-. "$top_srcdir/tests/t/t23-lib.sh"
+. "$top_srcdir/tests/t/lib-agent.sh"
+. "$top_srcdir/tests/t/lib-tcg.sh"
 
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU TCG_PLUGIN GUEST_KERNEL
 
-plugin=$top_builddir/vmm/domprof-tcg.so
-sock=$TEST_DIR/run/tcg.sock
-mkdir -p "$TEST_DIR/run"
 g=$(guest_name t2520-a)
 
 test_expect_success 'setup: a TCG guest with the plugin runs its workload' '
-	guest_define t2520-a --vcpus 1 --plugin "$plugin,socket=$sock" --run "/bin/t23-work 0" &&
-	guest_wait_console t2520-a "^t23-work: start" 90
+	guest_define t2520-a --vcpus 1 --plugin "$plugin,socket=$sock" --run "/bin/tcg-work 0" &&
+	guest_wait_console t2520-a "^tcg-work: start" 90
 '
 
 # At the top level: $record_pid and its clean-up must outlive a test body.
@@ -36,12 +31,7 @@ test_expect_success 'the recorder runs and the plugin samples into it' '
 '
 
 test_expect_success 'the guest keeps >= 90 % of its progress rate, never held off its CPU, with the recorder stopped 10 s' '
-	before=$(t23_window t2520-a 10) &&
-	kill -STOP $record_pid &&
-	during=$(t23_window t2520-a 10) &&
-	kill -CONT $record_pid &&
-	say "before, then while the recorder was stopped:" &&
-	t23_check_window "$before" "$during"
+	tcg_check_stopped t2520-a $record_pid recorder
 '
 
 # Whatever happened above, the recorder is not left stopped.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The host end of the agent channel under libFuzzer for ~20 s (make fuzz: 5 min):
 # no crash, no sanitizer report, no hang on a hostile byte stream.
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/t/test-lib.sh"
 
 prereq_LIBFUZZER() {
 	command -v clang >/dev/null 2>&1 || { echo "needs clang"; return 1; }

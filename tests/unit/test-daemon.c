@@ -24,13 +24,14 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "helper/dptest.h"
+
 #include "domprof/daemon.h"
 #include "domprof/metafile.h"
 #include "domprof/odb.h"
 #include "domprof/session.h"
 #include "domprof/words.h"
 
-#define S(s)	  s, sizeof(s) - 1
 #define PERIOD	  250000
 #define EV_CLOCK  0
 #define EV_OTHER  5
@@ -64,84 +65,47 @@ static struct fixture *fixture_new(void)
 	return f;
 }
 
-static void rm_rf(int dfd, const char *name)
-{
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-
-	if (fd >= 0) {
-		DIR *d = fdopendir(fd);
-		struct dirent *e;
-
-		while ((e = readdir(d)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-				rm_rf(fd, e->d_name);
-		closedir(d);
-		unlinkat(dfd, name, AT_REMOVEDIR);
-	} else {
-		unlinkat(dfd, name, 0);
-	}
-}
-
 static void fixture_free(struct fixture *f)
 {
 	close(f->dirfd);
-	rm_rf(AT_FDCWD, f->root);
+	tdir__rm_rf(AT_FDCWD, f->root);
 	free(f);
 }
 
 /* ---- stream building ---- */
 
-static void w_rec(struct dp_words *b, enum dp_code code, const uint64_t *a, unsigned n)
-{
-	assert_int_equal(dp_words__record(b, code, a, n), 0);
-}
-
-static void w_str(struct dp_words *b, enum dp_code code, const uint64_t *a, unsigned n,
-		  const char *s, size_t len)
-{
-	assert_int_equal(dp_words__record_str(b, code, a, n, s, len), 0);
-}
-
 static void w_session(struct dp_words *b)
 {
-	w_rec(b, DP_CODE_SESSION, (uint64_t[]){DP_WORDS_VERSION, 1000, 4, DP_SESSION_TIMER_MODE},
-	      4);
+	twords__rec(b, DP_CODE_SESSION,
+		    (uint64_t[]){DP_WORDS_VERSION, 1000, 4, DP_SESSION_TIMER_MODE}, 4);
 }
 
 static void w_event(struct dp_words *b, unsigned idx, const char *name)
 {
 	uint64_t a[7] = {idx, 1, 0, PERIOD, 0, 0, DP_EVENT_KERNEL | DP_EVENT_USER};
 
-	w_str(b, DP_CODE_EVENT_DEF, a, 7, name, strlen(name));
+	twords__str(b, DP_CODE_EVENT_DEF, a, 7, name, strlen(name));
 }
 
 static void w_image(struct dp_words *b, uint64_t id, enum dp_image_kind kind, const char *name,
 		    size_t len, uint64_t start, uint64_t end)
 {
-	uint64_t a[9] = {id, kind, 1700000000, 0, 0, 0, 0, start, end};
-
-	w_str(b, DP_CODE_IMAGE_DEF, a, 9, name, len);
+	twords__image(b, id, kind, 1700000000, name, len, start, end);
 }
 
 static void w_switch(struct dp_words *b, uint64_t image, enum dp_mode mode)
 {
-	w_rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){image, mode}, 2);
+	twords__rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){image, mode}, 2);
 }
 
 static void w_task(struct dp_words *b, uint64_t tgid, uint64_t tid, uint64_t app)
 {
-	w_rec(b, DP_CODE_TASK_SWITCH, (uint64_t[]){tgid, tid, app}, 3);
+	twords__rec(b, DP_CODE_TASK_SWITCH, (uint64_t[]){tgid, tid, app}, 3);
 }
 
 static void w_cpu(struct dp_words *b, uint64_t cpu)
 {
-	w_rec(b, DP_CODE_CPU_SWITCH, (uint64_t[]){cpu}, 1);
-}
-
-static void w_samples(struct dp_words *b, uint64_t off, uint32_t ev, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		assert_int_equal(dp_words__sample(b, off, ev), 0);
+	twords__rec(b, DP_CODE_CPU_SWITCH, (uint64_t[]){cpu}, 1);
 }
 
 /* A stream over 3 images, 2 tasks, 2 CPUs and 2 events, with its expected totals. */
@@ -155,25 +119,25 @@ static void basic_stream(struct dp_words *b)
 	w_image(b, 3, DP_IMAGE_KERNEL, S("vmlinux"), 0xffffffff81000000, 0xffffffff82000000);
 	/* another id for the same file: must share its sample file */
 	w_image(b, 4, DP_IMAGE_FILE, S("/lib/libc.so.6"), 0, 0);
-	w_rec(b, DP_CODE_TIME, (uint64_t[]){2000}, 1);
+	twords__rec(b, DP_CODE_TIME, (uint64_t[]){2000}, 1);
 	w_cpu(b, 0);
 	w_task(b, 100, 101, 1);
 	w_switch(b, 1, DP_MODE_HOST_USER);
-	w_samples(b, 0x10, EV_CLOCK, 3);
-	w_samples(b, 0x20, EV_CLOCK, 1);
-	w_samples(b, 0x10, EV_OTHER, 2);
+	twords__samples(b, 0x10, EV_CLOCK, 3, false);
+	twords__samples(b, 0x20, EV_CLOCK, 1, false);
+	twords__samples(b, 0x10, EV_OTHER, 2, false);
 	w_switch(b, 2, DP_MODE_HOST_USER);
-	w_samples(b, 0x500, EV_CLOCK, 4);
+	twords__samples(b, 0x500, EV_CLOCK, 4, false);
 	w_cpu(b, 1);
 	w_task(b, 200, 200, 1);
-	w_samples(b, 0x500, EV_CLOCK, 1);
+	twords__samples(b, 0x500, EV_CLOCK, 1, false);
 	w_switch(b, 4, DP_MODE_HOST_USER);
-	w_samples(b, 0x500, EV_CLOCK, 2);
+	twords__samples(b, 0x500, EV_CLOCK, 2, false);
 	w_switch(b, 3, DP_MODE_HOST_KERNEL);
-	w_samples(b, 0x1234, EV_CLOCK, 5);
+	twords__samples(b, 0x1234, EV_CLOCK, 5, false);
 	w_task(b, 100, 101, 1);
-	w_samples(b, 0x1234, EV_CLOCK, 1);
-	w_rec(b, DP_CODE_END, (uint64_t[]){9000}, 1);
+	twords__samples(b, 0x1234, EV_CLOCK, 1, false);
+	twords__rec(b, DP_CODE_END, (uint64_t[]){9000}, 1);
 }
 
 #define BASIC_SAMPLES (3 + 1 + 2 + 4 + 1 + 2 + 5 + 1)
@@ -330,10 +294,10 @@ static void test_bad_input(void **state)
 	(void)state;
 	dp_words__init(&b);
 	/* samples before any context */
-	w_samples(&b, 0x1, EV_CLOCK, 2);
+	twords__samples(&b, 0x1, EV_CLOCK, 2, false);
 	w_session(&b);
 	w_event(&b, EV_CLOCK, "cpu-clock");
-	w_samples(&b, 0x1, EV_CLOCK, 1); /* event but no image yet */
+	twords__samples(&b, 0x1, EV_CLOCK, 1, false); /* event but no image yet */
 	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
 	/* identical redefinition is fine; a different one is a bad record */
 	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
@@ -341,28 +305,30 @@ static void test_bad_input(void **state)
 	w_event(&b, EV_CLOCK, "cpu-clock");
 	w_event(&b, EV_CLOCK, "cycles"), bad++;
 	/* unknown codes: beyond the table, and a hole */
-	w_rec(&b, (enum dp_code)999, (uint64_t[]){1, 2, 3}, 3);
-	w_rec(&b, (enum dp_code)DP_CODE_MAX, NULL, 0);
+	twords__rec(&b, (enum dp_code)999, (uint64_t[]){1, 2, 3}, 3);
+	twords__rec(&b, (enum dp_code)DP_CODE_MAX, NULL, 0);
 	w_switch(&b, 77, DP_MODE_HOST_USER), bad++; /* undefined image */
 	w_switch(&b, 1, 9), bad++;		    /* mode out of range */
 	w_switch(&b, 1, 0), bad++;
 	w_cpu(&b, 1u << 20), bad++;
 	w_task(&b, 10, 10, 55), bad++; /* undefined app image */
-	w_rec(&b, DP_CODE_TIME, NULL, 0), bad++;
-	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){42}, 1), bad++;
-	w_rec(&b, DP_CODE_DROPPED, (uint64_t[]){9, 1}, 2), bad++;
-	w_rec(&b, DP_CODE_EVENT_SCALE, (uint64_t[]){3, 10, 5}, 3), bad++;  /* undefined event */
-	w_rec(&b, DP_CODE_EVENT_SCALE, (uint64_t[]){0, 10, 50}, 3), bad++; /* running > enabled */
+	twords__rec(&b, DP_CODE_TIME, NULL, 0), bad++;
+	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){42}, 1), bad++;
+	twords__rec(&b, DP_CODE_DROPPED, (uint64_t[]){9, 1}, 2), bad++;
+	twords__rec(&b, DP_CODE_EVENT_SCALE, (uint64_t[]){3, 10, 5}, 3),
+		bad++; /* undefined event */
+	twords__rec(&b, DP_CODE_EVENT_SCALE, (uint64_t[]){0, 10, 50}, 3),
+		bad++; /* running > enabled */
 	/* lying string lengths: longer and shorter than the words that follow */
 	a[0] = 2;
 	a[1] = DP_IMAGE_FILE;
 	a[9] = 100;
-	w_rec(&b, DP_CODE_IMAGE_DEF, a, 10 + 1), bad++;
+	twords__rec(&b, DP_CODE_IMAGE_DEF, a, 10 + 1), bad++;
 	a[9] = 3;
-	w_rec(&b, DP_CODE_IMAGE_DEF, a, 10 + 3), bad++;
+	twords__rec(&b, DP_CODE_IMAGE_DEF, a, 10 + 3), bad++;
 	a[9] = 5000;
-	w_rec(&b, DP_CODE_IMAGE_DEF, a, 10 + 1), bad++;
-	w_rec(&b, DP_CODE_COMM, (uint64_t[]){1, 1, 20, 0}, 4), bad++;
+	twords__rec(&b, DP_CODE_IMAGE_DEF, a, 10 + 1), bad++;
+	twords__rec(&b, DP_CODE_COMM, (uint64_t[]){1, 1, 20, 0}, 4), bad++;
 	/* a malformed word and a bad event index */
 	assert_int_equal(dp_words__reserve(&b, 4), 0);
 	b.w[b.n++] = DP_ESCAPE;
@@ -372,15 +338,15 @@ static void test_bad_input(void **state)
 	/* the context survives all of that */
 	w_task(&b, 10, 10, 1);
 	w_switch(&b, 1, DP_MODE_HOST_USER);
-	w_samples(&b, 0x40, EV_CLOCK, 3);
-	w_samples(&b, 0x40, 7, 1); /* undefined event */
-	w_rec(&b, DP_CODE_LOST, (uint64_t[]){1, 5}, 2);
-	w_rec(&b, DP_CODE_LOST, (uint64_t[]){3, 2}, 2);
-	w_rec(&b, DP_CODE_THROTTLE, (uint64_t[]){1, 4}, 2);
-	w_rec(&b, DP_CODE_DROPPED, (uint64_t[]){DP_DROP_NO_TASK, 6}, 2);
-	w_rec(&b, DP_CODE_LOST, (uint64_t[]){1u << 20, 1}, 2), bad++;
+	twords__samples(&b, 0x40, EV_CLOCK, 3, false);
+	twords__samples(&b, 0x40, 7, 1, false); /* undefined event */
+	twords__rec(&b, DP_CODE_LOST, (uint64_t[]){1, 5}, 2);
+	twords__rec(&b, DP_CODE_LOST, (uint64_t[]){3, 2}, 2);
+	twords__rec(&b, DP_CODE_THROTTLE, (uint64_t[]){1, 4}, 2);
+	twords__rec(&b, DP_CODE_DROPPED, (uint64_t[]){DP_DROP_NO_TASK, 6}, 2);
+	twords__rec(&b, DP_CODE_LOST, (uint64_t[]){1u << 20, 1}, 2), bad++;
 	/* a record cut off by the end of the buffer */
-	w_rec(&b, DP_CODE_COMM, (uint64_t[]){1, 2, 3, 4, 5}, 5);
+	twords__rec(&b, DP_CODE_COMM, (uint64_t[]){1, 2, 3, 4, 5}, 5);
 	b.n -= 2;
 
 	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
@@ -490,19 +456,20 @@ static void hostile_stream(struct dp_words *b)
 	w_task(b, 5, 5, 101);
 	for (uint64_t im = 1; im <= 8; im++) {
 		w_switch(b, 100 + im, im == 5 || im == 7 ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER);
-		w_samples(b, 0x100 + im, EV_CLOCK, (unsigned)im);
-		w_samples(b, 0x100 + im, 1, 1);
+		twords__samples(b, 0x100 + im, EV_CLOCK, (unsigned)im, false);
+		twords__samples(b, 0x100 + im, 1, 1, false);
 	}
-	w_str(b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 0xdeadbeef00000000, 1, 0}, 4, S("../.."));
-	w_rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
+	twords__str(b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 0xdeadbeef00000000, 1, 0}, 4,
+		    S("../.."));
+	twords__rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
 	w_switch(b, 101, DP_MODE_GUEST_USER);
-	w_samples(b, 0x7, EV_CLOCK, 2);
-	w_str(b, DP_CODE_COMM, (uint64_t[]){5, 5}, 2, S("evil\n\tname%"));
-	w_rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){0}, 1);
-	w_str(b, DP_CODE_COMM, (uint64_t[]){5, 5}, 2, S("evil\n\tname%"));
-	w_str(b, DP_CODE_KSYM, (uint64_t[]){0x2000, 0x10, 'T'}, 3, S("b\nsym"));
-	w_str(b, DP_CODE_KSYM, (uint64_t[]){0x1000, 0x10, 't'}, 3, S("a_sym"));
-	w_str(b, DP_CODE_KMOD, (uint64_t[]){0xa000, 0x1000}, 2, S("mod"));
+	twords__samples(b, 0x7, EV_CLOCK, 2, false);
+	twords__str(b, DP_CODE_COMM, (uint64_t[]){5, 5}, 2, S("evil\n\tname%"));
+	twords__rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){0}, 1);
+	twords__str(b, DP_CODE_COMM, (uint64_t[]){5, 5}, 2, S("evil\n\tname%"));
+	twords__str(b, DP_CODE_KSYM, (uint64_t[]){0x2000, 0x10, 'T'}, 3, S("b\nsym"));
+	twords__str(b, DP_CODE_KSYM, (uint64_t[]){0x1000, 0x10, 't'}, 3, S("a_sym"));
+	twords__str(b, DP_CODE_KMOD, (uint64_t[]){0xa000, 0x1000}, 2, S("mod"));
 }
 
 #define HOSTILE_SAMPLES (36 + 8 + 2)
@@ -735,21 +702,21 @@ static void test_domains(void **state)
 	w_session(&b);
 	w_event(&b, EV_CLOCK, "cpu-clock");
 	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
-	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 0x1122334455667788, 9, 0}, 4, S("web"));
-	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){2, 0xaabbccdd00000000, 9, 0}, 4, S("web"));
+	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 0x1122334455667788, 9, 0}, 4, S("web"));
+	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){2, 0xaabbccdd00000000, 9, 0}, 4, S("web"));
 	/* same name and UUID again under a new id: the same directory, one sample file */
-	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){3, 0x1122334455667788, 9, 0}, 4, S("web"));
-	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){0, 1, 1, 0}, 4, S("host2"));
-	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 1, 1, 0}, 4, S("web"));
+	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){3, 0x1122334455667788, 9, 0}, 4, S("web"));
+	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){0, 1, 1, 0}, 4, S("host2"));
+	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 1, 1, 0}, 4, S("web"));
 	w_switch(&b, 1, DP_MODE_GUEST_USER);
-	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
-	w_samples(&b, 0x10, EV_CLOCK, 2);
-	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){2}, 1);
-	w_samples(&b, 0x10, EV_CLOCK, 3);
-	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){3}, 1);
-	w_samples(&b, 0x10, EV_CLOCK, 4);
-	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
-	w_samples(&b, 0x10, EV_CLOCK, 1);
+	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
+	twords__samples(&b, 0x10, EV_CLOCK, 2, false);
+	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){2}, 1);
+	twords__samples(&b, 0x10, EV_CLOCK, 3, false);
+	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){3}, 1);
+	twords__samples(&b, 0x10, EV_CLOCK, 4, false);
+	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
+	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
 	st = run(f->dirfd, 0, &b, 0);
 	assert_int_equal(st.samples, 10);
 	assert_int_equal(st.bad_records, 2);
@@ -777,18 +744,19 @@ static void test_domains(void **state)
 static void w_thread(struct dp_words *b, uint64_t dom, uint64_t pid, uint64_t tid, uint64_t role,
 		     uint64_t vcpu, const char *comm, size_t len)
 {
-	w_str(b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){dom, pid, tid, role, vcpu}, 5, comm, len);
+	twords__str(b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){dom, pid, tid, role, vcpu}, 5, comm,
+		    len);
 }
 
 static void w_life(struct dp_words *b, uint64_t dom, uint64_t what, uint64_t ns)
 {
-	w_rec(b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){dom, what, ns}, 3);
+	twords__rec(b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){dom, what, ns}, 3);
 }
 
 static void w_wait(struct dp_words *b, uint64_t dom, uint64_t vcpu, uint64_t tid, uint64_t ns,
 		   uint64_t wait, uint64_t run)
 {
-	w_rec(b, DP_CODE_VCPU_WAIT, (uint64_t[]){dom, vcpu, tid, ns, wait, run}, 6);
+	twords__rec(b, DP_CODE_VCPU_WAIT, (uint64_t[]){dom, vcpu, tid, ns, wait, run}, 6);
 }
 
 static void assert_meta(int dirfd, const char *path, const char *want)
@@ -825,24 +793,24 @@ static void test_domain_meta(void **state)
 	dp_words__init(&b);
 	w_session(&b);
 	w_event(&b, EV_CLOCK, "cpu-clock");
-	w_str(&b, DP_CODE_DOMAIN_DEF,
-	      (uint64_t[]){1, 0x1122334455667788, 0x99aabbccddeeff00,
-			   SRC(DP_DOMAIN_SRC_LIBVIRT) | ACCEL(DP_DOMAIN_ACCEL_TCG)},
-	      4, S("web"));
-	w_str(&b, DP_CODE_DOMAIN_DEF,
-	      (uint64_t[]){2, 0, 0,
-			   DP_DOMAIN_TAINTED | SRC(DP_DOMAIN_SRC_PROC) |
-				   ACCEL(DP_DOMAIN_ACCEL_KVM)},
-	      4, S(EVIL));
+	twords__str(&b, DP_CODE_DOMAIN_DEF,
+		    (uint64_t[]){1, 0x1122334455667788, 0x99aabbccddeeff00,
+				 SRC(DP_DOMAIN_SRC_LIBVIRT) | ACCEL(DP_DOMAIN_ACCEL_TCG)},
+		    4, S("web"));
+	twords__str(&b, DP_CODE_DOMAIN_DEF,
+		    (uint64_t[]){2, 0, 0,
+				 DP_DOMAIN_TAINTED | SRC(DP_DOMAIN_SRC_PROC) |
+					 ACCEL(DP_DOMAIN_ACCEL_KVM)},
+		    4, S(EVIL));
 	/* the name taken by another UUID: its own directory and metadata */
-	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){3, 0xaabbccdd00000001, 2, SRC(3) | ACCEL(7)}, 4,
-	      S("web"));
+	twords__str(&b, DP_CODE_DOMAIN_DEF,
+		    (uint64_t[]){3, 0xaabbccdd00000001, 2, SRC(3) | ACCEL(7)}, 4, S("web"));
 	/* web again under a new id (restarted): the same directory, now tainted */
-	w_str(&b, DP_CODE_DOMAIN_DEF,
-	      (uint64_t[]){4, 0x1122334455667788, 0x99aabbccddeeff00,
-			   DP_DOMAIN_TAINTED | SRC(DP_DOMAIN_SRC_LIBVIRT) |
-				   ACCEL(DP_DOMAIN_ACCEL_TCG)},
-	      4, S("web"));
+	twords__str(&b, DP_CODE_DOMAIN_DEF,
+		    (uint64_t[]){4, 0x1122334455667788, 0x99aabbccddeeff00,
+				 DP_DOMAIN_TAINTED | SRC(DP_DOMAIN_SRC_LIBVIRT) |
+					 ACCEL(DP_DOMAIN_ACCEL_TCG)},
+		    4, S("web"));
 
 	w_life(&b, 1, DP_LIFE_STARTED, 1000);
 	w_thread(&b, 1, 500, 500, DP_THREAD_OTHER, 0, S("qemu-system-x86"));
@@ -871,18 +839,18 @@ static void test_domain_meta(void **state)
 	w_thread(&b, 1, 500, 510, DP_THREAD_VCPU, 1024, S("x")), bad++;
 	w_thread(&b, 1, 0, 510, DP_THREAD_OTHER, 0, S("x")), bad++;
 	w_thread(&b, 1, 500, UINT32_MAX, DP_THREAD_OTHER, 0, S("x")), bad++;
-	w_rec(&b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 500, 510, 0, 0}, 5), bad++;
-	w_rec(&b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 500, 510, 0, 0, 9, 0}, 7), bad++;
+	twords__rec(&b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 500, 510, 0, 0}, 5), bad++;
+	twords__rec(&b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 500, 510, 0, 0, 9, 0}, 7), bad++;
 	w_life(&b, 1, 0, 5), bad++;
 	w_life(&b, 1, 5, 5), bad++;
 	w_life(&b, 9, DP_LIFE_STARTED, 5), bad++;
 	w_life(&b, DP_DOMAIN_HOST, DP_LIFE_STARTED, 5), bad++;
-	w_rec(&b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){1, 1}, 2), bad++;
+	twords__rec(&b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){1, 1}, 2), bad++;
 	w_wait(&b, 1, 1024, 501, 1, 1, 1), bad++;
 	w_wait(&b, 1, 0, 0, 1, 1, 1), bad++;
 	w_wait(&b, 9, 0, 501, 1, 1, 1), bad++;
 	w_wait(&b, DP_DOMAIN_HOST, 0, 501, 1, 1, 1), bad++;
-	w_rec(&b, DP_CODE_VCPU_WAIT, (uint64_t[]){1, 0, 501, 1, 1}, 5), bad++;
+	twords__rec(&b, DP_CODE_VCPU_WAIT, (uint64_t[]){1, 0, 501, 1, 1}, 5), bad++;
 
 	/* the bounds, in web@aabbccdd: what does not fit is counted */
 	for (unsigned i = 0; i < 4096 + 1; i++)
@@ -987,16 +955,19 @@ static void test_event_pair(void **state)
 	(void)state;
 	dp_words__init(&b);
 	w_session(&b);
-	w_str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){0, 0, 0, 100000, 0, 0, hflags}, 7, S("cycles"));
-	w_str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){1, 0, 0, 100000, 0, 0, gflags}, 7, S("cycles"));
+	twords__str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){0, 0, 0, 100000, 0, 0, hflags}, 7,
+		    S("cycles"));
+	twords__str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){1, 0, 0, 100000, 0, 0, gflags}, 7,
+		    S("cycles"));
 	/* a third of that name, and one that already has the suffix */
-	w_str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){2, 0, 0, 100000, 0, 0, gflags}, 7, S("cycles"));
-	w_str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){3, 0, 0, 100000, 0, 0, 3}, 7, S("cycles"));
+	twords__str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){2, 0, 0, 100000, 0, 0, gflags}, 7,
+		    S("cycles"));
+	twords__str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){3, 0, 0, 100000, 0, 0, 3}, 7, S("cycles"));
 	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
 	w_switch(&b, 1, DP_MODE_HOST_USER);
-	w_samples(&b, 0x10, 0, 3);
-	w_samples(&b, 0x10, 1, 2);
-	w_samples(&b, 0x10, 2, 1);
+	twords__samples(&b, 0x10, 0, 3, false);
+	twords__samples(&b, 0x10, 1, 2, false);
+	twords__samples(&b, 0x10, 2, 1, false);
 	run(f->dirfd, 0, &b, 0);
 	assert_meta(f->dirfd, "meta/events",
 		    "0\tcycles\t0\t0\t100000\t0\t0\t11\n"
@@ -1037,7 +1008,7 @@ static void test_many_files(void **state)
 	for (int pass = 0; pass < 3; pass++) {
 		for (unsigned i = 1; i <= nimg; i++) {
 			w_switch(&b, i, DP_MODE_HOST_USER);
-			w_samples(&b, i * 16 + (unsigned)pass, EV_CLOCK, 1 + (i % 3));
+			twords__samples(&b, i * 16 + (unsigned)pass, EV_CLOCK, 1 + (i % 3), false);
 		}
 	}
 	st = run(f->dirfd, 0, &b, 0);
@@ -1087,9 +1058,9 @@ static void test_enospc(void **state)
 	w_event(&b, EV_CLOCK, "cpu-clock");
 	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
 	w_switch(&b, 1, DP_MODE_HOST_USER);
-	w_samples(&b, 0x10, EV_CLOCK, 5);
+	twords__samples(&b, 0x10, EV_CLOCK, 5, false);
 	for (uint64_t k = 0; k < 100000; k++)
-		w_samples(&b, 0x100 + k, EV_CLOCK, 1);
+		twords__samples(&b, 0x100 + k, EV_CLOCK, 1, false);
 	assert_int_equal(daemon__new(dirfd, 0, &d), 0);
 	r = daemon__process(d, b.w, b.n, &used);
 	st = *daemon__stats(d);
@@ -1133,7 +1104,7 @@ static void w_chunk(struct dp_words *b, const uint8_t *bid, uint64_t bid_len, ui
 	uint64_t a[6] = {bid_len, 0, 0, 0, total, off};
 
 	dp_build_id__pack(bid, bid_len > 20 ? 20 : bid_len, a + 1);
-	w_str(b, DP_CODE_FILE_CHUNK, a, 6, data, len);
+	twords__str(b, DP_CODE_FILE_CHUNK, a, 6, data, len);
 }
 
 static void w_image_bid(struct dp_words *b, uint64_t id, const char *name, size_t len,
@@ -1142,15 +1113,15 @@ static void w_image_bid(struct dp_words *b, uint64_t id, const char *name, size_
 	uint64_t a[9] = {id, DP_IMAGE_FILE, 0, bid_len, 0, 0, 0, 0, 0};
 
 	dp_build_id__pack(bid, bid_len, a + 4);
-	w_str(b, DP_CODE_IMAGE_DEF, a, 9, name, len);
+	twords__str(b, DP_CODE_IMAGE_DEF, a, 9, name, len);
 }
 
 static void w_web(struct dp_words *b)
 {
 	w_session(b);
 	w_event(b, EV_CLOCK, "cpu-clock");
-	w_str(b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 0x1122, 0x3344, 0}, 4, S("web"));
-	w_rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
+	twords__str(b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 0x1122, 0x3344, 0}, 4, S("web"));
+	twords__rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
 }
 
 static bool exists(int dirfd, const char *path)
@@ -1250,13 +1221,14 @@ static void test_file_chunk_bounds(void **state)
 	w_chunk(&b, bid_a, 20, 10, UINT64_MAX, bin, 6), bad++;
 	w_chunk(&b, bid_a, 20, BIG + 1, 0, bin, 10), bad++; /* over the file bound */
 	/* a string length that lies about the words that follow */
-	w_rec(&b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0, 10, 0}, 8), bad++;
-	w_rec(&b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0, 5000, 0}, 8), bad++;
-	w_rec(&b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0}, 6), bad++;
+	twords__rec(&b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0, 10, 0}, 8), bad++;
+	twords__rec(&b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0, 5000, 0}, 8),
+		bad++;
+	twords__rec(&b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0}, 6), bad++;
 	/* the host has no store */
-	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
+	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
 	w_chunk(&b, bid_a, 20, 10, 0, bin, 10), bad++;
-	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
+	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
 	process(d, &b);
 	st = *daemon__stats(d);
 	assert_int_equal(st.bad_records, bad);
@@ -1324,20 +1296,20 @@ static void test_file_chunk_path(void **state)
 	w_image_bid(&b, 13, S("/usr/bin/qemu"), bid_e + 1, 3);
 	w_task(&b, 50, 50, 10);
 	w_switch(&b, 10, DP_MODE_GUEST_USER);
-	w_samples(&b, 0x10, EV_CLOCK, 1);
+	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
 	w_switch(&b, 11, DP_MODE_GUEST_USER);
-	w_samples(&b, 0x10, EV_CLOCK, 1);
+	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
 	w_switch(&b, 10, DP_MODE_GUEST_USER); /* older: does not take the name back */
-	w_samples(&b, 0x10, EV_CLOCK, 1);
+	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
 	w_switch(&b, 12, DP_MODE_GUEST_USER);
-	w_samples(&b, 0x10, EV_CLOCK, 1);
+	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
 	/* host-mode work of the VMM: a host binary, not the guest's */
 	w_switch(&b, 13, DP_MODE_HOST_USER);
-	w_samples(&b, 0x10, EV_CLOCK, 1);
+	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
 	/* the host's own guest-mode samples: the host has no store */
-	w_rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
+	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
 	w_switch(&b, 12, DP_MODE_GUEST_USER);
-	w_samples(&b, 0x10, EV_CLOCK, 1);
+	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
 	st = run(f->dirfd, 0, &b, 0);
 	assert_int_equal(st.samples, 6);
 	assert_int_equal(st.bad_records + st.store_errors + st.domain_overflow, 0);
@@ -1371,11 +1343,11 @@ static void test_guest_separate(void **state)
 	w_image(&b, 23, DP_IMAGE_KERNEL, S("vmlinux-ccdd"), 0xffffffff81000000, 0xffffffff82000000);
 	w_task(&b, 300, 301, 20);
 	w_switch(&b, 21, DP_MODE_GUEST_USER);
-	w_samples(&b, 0x500, EV_CLOCK, 2);
+	twords__samples(&b, 0x500, EV_CLOCK, 2, false);
 	w_switch(&b, 22, DP_MODE_GUEST_KERNEL);
-	w_samples(&b, 0x10, EV_CLOCK, 3);
+	twords__samples(&b, 0x10, EV_CLOCK, 3, false);
 	w_switch(&b, 23, DP_MODE_GUEST_KERNEL); /* rebooted into another kernel */
-	w_samples(&b, 0x10, EV_CLOCK, 4);
+	twords__samples(&b, 0x10, EV_CLOCK, 4, false);
 	st = run(f->dirfd, DP_SEP_LIB | DP_SEP_KERNEL, &b, 0);
 	assert_int_equal(st.samples, 9);
 	assert_int_equal(read_file(f->dirfd,
@@ -1432,7 +1404,7 @@ static void test_file_chunk_symlink(void **state)
 		w_chunk(&b, bid_a, 20, 100, 0, bin, 100);
 		w_image_bid(&b, 10, S("/usr/bin/app"), bid_a, 20);
 		w_switch(&b, 10, DP_MODE_GUEST_USER);
-		w_samples(&b, 0x10, EV_CLOCK, 1);
+		twords__samples(&b, 0x10, EV_CLOCK, 1, false);
 		st = run(f->dirfd, 0, &b, 0);
 		assert_int_equal(st.samples, 1);
 		assert_true(st.store_errors >= 2);
@@ -1456,23 +1428,23 @@ static void w_hello(struct dp_words *b, uint64_t dom, uint64_t inc, uint64_t ver
 
 	if (bid)
 		dp_build_id__pack(bid, (size_t)bid_len, a + 5);
-	w_str(b, DP_CODE_AGENT_HELLO, a, 8, rel, len);
+	twords__str(b, DP_CODE_AGENT_HELLO, a, 8, rel, len);
 }
 
 static void w_gap(struct dp_words *b, uint64_t dom, uint64_t start, uint64_t end, uint64_t lost,
 		  uint64_t reason)
 {
-	w_rec(b, DP_CODE_AGENT_GAP, (uint64_t[]){dom, start, end, lost, reason}, 5);
+	twords__rec(b, DP_CODE_AGENT_GAP, (uint64_t[]){dom, start, end, lost, reason}, 5);
 }
 
 static void w_dropped(struct dp_words *b, uint64_t reason, uint64_t count)
 {
-	w_rec(b, DP_CODE_DROPPED, (uint64_t[]){reason, count}, 2);
+	twords__rec(b, DP_CODE_DROPPED, (uint64_t[]){reason, count}, 2);
 }
 
 static void w_domswitch(struct dp_words *b, uint64_t dom)
 {
-	w_rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){dom}, 1);
+	twords__rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){dom}, 1);
 }
 
 static void test_agent_meta(void **state)
@@ -1494,19 +1466,19 @@ static void test_agent_meta(void **state)
 	dp_words__init(&b);
 	w_session(&b);
 	w_event(&b, EV_CLOCK, "cpu-clock");
-	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 1, 1, 0}, 4, S("web"));
-	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){2, 2, 2, 0}, 4, S("quiet"));
-	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){3, 3, 3, 0}, 4, S("noisy"));
+	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 1, 1, 0}, 4, S("web"));
+	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){2, 2, 2, 0}, 4, S("quiet"));
+	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){3, 3, 3, 0}, 4, S("noisy"));
 	/* web restarted under another id: the same directory, the same agent file */
-	w_str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){4, 1, 1, 0}, 4, S("web"));
+	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){4, 1, 1, 0}, 4, S("web"));
 
 	/* before any TIME: the hello's time is 0 */
 	w_hello(&b, 1, 0x1234abcd, 1, kbid, 20, S("6.12.0-test"));
-	w_rec(&b, DP_CODE_TIME, (uint64_t[]){6000}, 1);
+	twords__rec(&b, DP_CODE_TIME, (uint64_t[]){6000}, 1);
 	/* the same incarnation again (a reconnect): listed, not a new incarnation */
 	w_hello(&b, 1, 0x1234abcd, 1, kbid, 20, S("6.12.0-test"));
 	w_gap(&b, 1, 6000, 9000, 5, DAEMON_GAP_RECONNECT);
-	w_rec(&b, DP_CODE_TIME, (uint64_t[]){3500000000}, 1);
+	twords__rec(&b, DP_CODE_TIME, (uint64_t[]){3500000000}, 1);
 	w_hello(&b, 4, 0xfeed, 2, NULL, 0, S("rel\tx\n%"));
 	w_gap(&b, 4, 3200000000, 3200000000, 3, DAEMON_GAP_LOST);
 	w_gap(&b, 1, 0, 0, 0, DAEMON_GAP_SILENT);
@@ -1524,20 +1496,21 @@ static void test_agent_meta(void **state)
 	w_dropped(&b, DP_DROP_AGENT_FRAMES, 100);
 
 	/* bad records: counted, nothing kept */
-	w_rec(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0, 0}, 8), bad++;
-	w_rec(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0, 0, 100}, 9), bad++;
+	twords__rec(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0, 0}, 8), bad++;
+	twords__rec(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0, 0, 100}, 9), bad++;
 	w_hello(&b, 9, 9, 1, NULL, 0, S("x")), bad++;
 	w_hello(&b, DP_DOMAIN_HOST, 9, 1, NULL, 0, S("x")), bad++;
 	w_hello(&b, 1, 9, (uint64_t)UINT32_MAX + 1, NULL, 0, S("x")), bad++;
-	w_str(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 21, 0, 0, 0}, 8, S("x")), bad++;
-	w_str(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0}, 7, S("x")), bad++;
+	twords__str(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 21, 0, 0, 0}, 8, S("x")),
+		bad++;
+	twords__str(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0}, 7, S("x")), bad++;
 	w_gap(&b, 1, 10, 9, 1, DAEMON_GAP_SILENT), bad++;
 	w_gap(&b, 1, 1, 2, 1, 0), bad++;
 	w_gap(&b, 1, 1, 2, 1, DAEMON_GAP_LOST + 1), bad++;
 	w_gap(&b, 9, 1, 2, 1, DAEMON_GAP_SILENT), bad++;
 	w_gap(&b, DP_DOMAIN_HOST, 1, 2, 1, DAEMON_GAP_SILENT), bad++;
-	w_rec(&b, DP_CODE_AGENT_GAP, (uint64_t[]){1, 1, 2, 1}, 4), bad++;
-	w_rec(&b, DP_CODE_AGENT_GAP, (uint64_t[]){1, 1, 2, 1, 1, 0}, 6), bad++;
+	twords__rec(&b, DP_CODE_AGENT_GAP, (uint64_t[]){1, 1, 2, 1}, 4), bad++;
+	twords__rec(&b, DP_CODE_AGENT_GAP, (uint64_t[]){1, 1, 2, 1, 1, 0}, 6), bad++;
 	w_dropped(&b, DP_DROP_MAX, 1), bad++;
 
 	/* the bounds, in noisy: what does not fit is counted, the state still follows */
@@ -1618,12 +1591,12 @@ static void test_agent_meta(void **state)
 	/* Assisted attribution: counts summed (saturating), the last bound kept; bad ones counted.
 	 */
 	dp_words__reset(&b);
-	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 900, 100, 3000000}, 4);
-	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 50, 0, 1500000}, 4);
-	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){3, UINT64_MAX, 1, 1}, 4);
-	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){3, 1, 1, 1}, 4);
-	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 1, 1}, 3);
-	w_rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){9, 1, 1, 1}, 4);
+	twords__rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 900, 100, 3000000}, 4);
+	twords__rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 50, 0, 1500000}, 4);
+	twords__rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){3, UINT64_MAX, 1, 1}, 4);
+	twords__rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){3, 1, 1, 1}, 4);
+	twords__rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 1, 1}, 3);
+	twords__rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){9, 1, 1, 1}, 4);
 	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
 	assert_int_equal(daemon__sync(d), 0);
 	assert_int_equal(daemon__stats(d)->bad_records, bad + 2);

@@ -271,26 +271,35 @@ static void test_no_escape(void **state)
 	}
 }
 
+/* --separate values: the flags each gives, or -EINVAL and the flags left as they were. */
+static const struct {
+	int line;
+	const char *in;
+	int ret;
+	unsigned flags;
+} separate_cases[] = {
+	{__LINE__, "none", 0, 0},
+	{__LINE__, "lib,cpu", 0, DP_SEP_LIB | DP_SEP_CPU},
+	{__LINE__, "thread,kernel", 0, DP_SEP_THREAD | DP_SEP_KERNEL},
+	{__LINE__, "all", 0, DP_SEP_LIB | DP_SEP_KERNEL | DP_SEP_THREAD | DP_SEP_CPU},
+	{__LINE__, "lib,bogus", -EINVAL, 7},
+	{__LINE__, "", -EINVAL, 7},
+	{__LINE__, "lib,", -EINVAL, 7},
+	{__LINE__, ",lib", -EINVAL, 7},
+	{__LINE__, "libx", -EINVAL, 7},
+};
+
 static void test_parse_separate(void **state)
 {
-	unsigned v = 99;
-
 	(void)state;
-	assert_int_equal(daemon__parse_separate("none", &v), 0);
-	assert_int_equal(v, 0);
-	assert_int_equal(daemon__parse_separate("lib,cpu", &v), 0);
-	assert_int_equal(v, DP_SEP_LIB | DP_SEP_CPU);
-	assert_int_equal(daemon__parse_separate("thread,kernel", &v), 0);
-	assert_int_equal(v, DP_SEP_THREAD | DP_SEP_KERNEL);
-	assert_int_equal(daemon__parse_separate("all", &v), 0);
-	assert_int_equal(v, DP_SEP_LIB | DP_SEP_KERNEL | DP_SEP_THREAD | DP_SEP_CPU);
-	v = 7;
-	assert_int_equal(daemon__parse_separate("lib,bogus", &v), -EINVAL);
-	assert_int_equal(daemon__parse_separate("", &v), -EINVAL);
-	assert_int_equal(daemon__parse_separate("lib,", &v), -EINVAL);
-	assert_int_equal(daemon__parse_separate(",lib", &v), -EINVAL);
-	assert_int_equal(daemon__parse_separate("libx", &v), -EINVAL);
-	assert_int_equal(v, 7);
+	for (size_t i = 0; i < sizeof(separate_cases) / sizeof(separate_cases[0]); i++) {
+		unsigned v = separate_cases[i].ret ? 7 : 99;
+
+		print_message("# line %d: '%s'\n", separate_cases[i].line, separate_cases[i].in);
+		assert_int_equal(daemon__parse_separate(separate_cases[i].in, &v),
+				 separate_cases[i].ret);
+		assert_int_equal(v, separate_cases[i].flags);
+	}
 }
 
 int main(void)

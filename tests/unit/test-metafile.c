@@ -15,27 +15,20 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "helper/dptest.h"
+
 #include "domprof/metafile.h"
 
-static char tmpdir[64];
-static int dfd = -1;
+static struct tdir td;
 
 static int setup(void **state)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dp-meta-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	dfd = open(tmpdir, O_RDONLY | O_DIRECTORY);
-	return dfd < 0 ? -1 : 0;
+	return tdir__create(&td, "dp-meta") ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
-	close(dfd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tdir__remove(&td) ? -1 : 0;
 }
 
 static char all_bytes[256], big[4096];
@@ -173,41 +166,41 @@ static void test_files(void **state)
 	size_t len;
 	struct stat st;
 
-	assert_int_equal(meta__write_file(dfd, "meta/stats", "a=1\n", 4), 0);
-	assert_int_equal(meta__read_file(dfd, "meta/stats", 100, &data, &len), 0);
+	assert_int_equal(meta__write_file(td.dfd, "meta/stats", "a=1\n", 4), 0);
+	assert_int_equal(meta__read_file(td.dfd, "meta/stats", 100, &data, &len), 0);
 	assert_int_equal(len, 4);
 	assert_string_equal(data, "a=1\n");
 	free(data);
 	/* Replaced whole; no temporary left behind. */
-	assert_int_equal(meta__write_file(dfd, "meta/stats", "b=22\n", 5), 0);
-	assert_int_equal(meta__read_file(dfd, "meta/stats", 5, &data, &len), 0);
+	assert_int_equal(meta__write_file(td.dfd, "meta/stats", "b=22\n", 5), 0);
+	assert_int_equal(meta__read_file(td.dfd, "meta/stats", 5, &data, &len), 0);
 	assert_string_equal(data, "b=22\n");
 	free(data);
-	assert_int_equal(fstatat(dfd, "meta/.stats.tmp", &st, AT_SYMLINK_NOFOLLOW), -1);
+	assert_int_equal(fstatat(td.dfd, "meta/.stats.tmp", &st, AT_SYMLINK_NOFOLLOW), -1);
 	/* Bounded read. */
-	assert_int_equal(meta__read_file(dfd, "meta/stats", 4, &data, &len), -EFBIG);
+	assert_int_equal(meta__read_file(td.dfd, "meta/stats", 4, &data, &len), -EFBIG);
 	assert_null(data);
-	assert_int_equal(meta__read_file(dfd, "meta/none", 4, &data, &len), -ENOENT);
+	assert_int_equal(meta__read_file(td.dfd, "meta/none", 4, &data, &len), -ENOENT);
 	/* Empty file, top-level file. */
-	assert_int_equal(meta__write_file(dfd, "top", "", 0), 0);
-	assert_int_equal(meta__read_file(dfd, "top", 0, &data, &len), 0);
+	assert_int_equal(meta__write_file(td.dfd, "top", "", 0), 0);
+	assert_int_equal(meta__read_file(td.dfd, "top", 0, &data, &len), 0);
 	assert_int_equal(len, 0);
 	assert_string_equal(data, "");
 	free(data);
 	/* A symlinked directory or file is refused; the target is untouched. */
-	assert_int_equal(mkdirat(dfd, "outside", 0700), 0);
-	assert_int_equal(symlinkat("outside", dfd, "evil"), 0);
-	assert_int_equal(meta__write_file(dfd, "evil/x", "x", 1), -ELOOP);
-	assert_int_equal(fstatat(dfd, "outside/x", &st, 0), -1);
-	assert_int_equal(symlinkat("top", dfd, "meta/lnk"), 0);
-	assert_int_equal(meta__read_file(dfd, "meta/lnk", 10, &data, &len), -ELOOP);
+	assert_int_equal(mkdirat(td.dfd, "outside", 0700), 0);
+	assert_int_equal(symlinkat("outside", td.dfd, "evil"), 0);
+	assert_int_equal(meta__write_file(td.dfd, "evil/x", "x", 1), -ELOOP);
+	assert_int_equal(fstatat(td.dfd, "outside/x", &st, 0), -1);
+	assert_int_equal(symlinkat("top", td.dfd, "meta/lnk"), 0);
+	assert_int_equal(meta__read_file(td.dfd, "meta/lnk", 10, &data, &len), -ELOOP);
 	/* Writing over a symlink replaces the link, never writes through it. */
-	assert_int_equal(meta__write_file(dfd, "meta/lnk", "new", 3), 0);
-	assert_int_equal(meta__read_file(dfd, "top", 10, &data, &len), 0);
+	assert_int_equal(meta__write_file(td.dfd, "meta/lnk", "new", 3), 0);
+	assert_int_equal(meta__read_file(td.dfd, "top", 10, &data, &len), 0);
 	assert_int_equal(len, 0);
 	free(data);
-	assert_int_equal(meta__write_file(dfd, "../escape", "x", 1), -EXDEV);
-	assert_int_equal(meta__write_file(dfd, "meta/", "x", 1), -EINVAL);
+	assert_int_equal(meta__write_file(td.dfd, "../escape", "x", 1), -EXDEV);
+	assert_int_equal(meta__write_file(td.dfd, "meta/", "x", 1), -EINVAL);
 }
 
 int main(void)

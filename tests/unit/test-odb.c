@@ -22,57 +22,27 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "helper/dptest.h"
+
 #include "domprof/le.h"
 #include "domprof/odb.h"
 
 #define FILE_NAME "samples/current/{root}/bin/app/cpu-clock.100000.0.all.all.all"
 
-static char tmpdir[64];
-static int dfd = -1;
+static struct tdir td;
 
 static int setup(void **state)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dp-odb-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	dfd = open(tmpdir, O_RDONLY | O_DIRECTORY);
-	return dfd < 0 ? -1 : 0;
+	return tdir__create(&td, "dp-odb") ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
+	char mnt[128];
 
-	snprintf(cmd, sizeof(cmd), "%s/mnt", tmpdir);
-	umount2(cmd, MNT_DETACH); /* left mounted by a failed test_enospc */
-	close(dfd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static uint8_t *slurp(int dir, const char *rel, size_t *len)
-{
-	struct stat st;
-	uint8_t *buf;
-	int fd = openat(dir, rel, O_RDONLY);
-
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	buf = malloc((size_t)st.st_size + 1);
-	assert_non_null(buf);
-	assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
-	close(fd);
-	*len = (size_t)st.st_size;
-	return buf;
-}
-
-static void spit(int dir, const char *rel, const uint8_t *buf, size_t len)
-{
-	int fd = openat(dir, rel, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, buf, len), (ssize_t)len);
-	close(fd);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", td.path);
+	umount2(mnt, MNT_DETACH); /* left mounted by a failed test_enospc */
+	return tdir__remove(&td) ? -1 : 0;
 }
 
 static const struct odb_header test_hdr = {
@@ -119,7 +89,7 @@ static void test_golden_layout(void **state)
 
 	if (!is_little_endian())
 		skip();
-	assert_int_equal(odb__open(dfd, FILE_NAME, &test_hdr, &db), 0);
+	assert_int_equal(odb__open(td.dfd, FILE_NAME, &test_hdr, &db), 0);
 	assert_int_equal(odb__add(db, 0x1000, 3), 0);		 /* node 1, bucket 16 */
 	assert_int_equal(odb__add(db, 0x100000000000ULL, 1), 0); /* node 2, bucket 16 */
 	assert_int_equal(odb__add(db, 0x2000, 7), 0);		 /* node 3, bucket 32 */
@@ -164,7 +134,7 @@ static void test_golden_layout(void **state)
 	le32_put(hash + 4 * 16, 2);
 	le32_put(hash + 4 * 32, 3);
 
-	got = slurp(dfd, FILE_NAME, &len);
+	got = tfile__must_read(td.dfd, FILE_NAME, &len);
 	assert_int_equal(len, 72 + 32 + 128 * 20);
 	for (size_t i = 0; i < len; i++) {
 		if (got[i] != exp[i])
@@ -184,10 +154,10 @@ static void test_bucket_function(void **state)
 		size_t len;
 
 		snprintf(name, sizeof(name), "b%zu", k);
-		assert_int_equal(odb__open(dfd, name, &test_hdr, &db), 0);
+		assert_int_equal(odb__open(td.dfd, name, &test_hdr, &db), 0);
 		assert_int_equal(odb__add(db, buckets[k].key, 1), 0);
 		odb__close(db);
-		got = slurp(dfd, name, &len);
+		got = tfile__must_read(td.dfd, name, &len);
 		print_message("# line %d: key 0x%llx\n", buckets[k].line,
 			      (unsigned long long)buckets[k].key);
 		assert_int_equal(le32_get(got + 104 + 128 * 16 + 4 * buckets[k].bucket), 1);
@@ -241,7 +211,7 @@ static void check_keys(const char *rel, size_t n, size_t want_size)
 	uint8_t *raw;
 
 	assert_non_null(t.counts);
-	assert_int_equal(odb__read(dfd, rel, &h, tally_cb, &t), 0);
+	assert_int_equal(odb__read(td.dfd, rel, &h, tally_cb, &t), 0);
 	assert_int_equal(t.bad, 0);
 	assert_int_equal(t.nodes, n);
 	for (size_t k = 0; k < n; k++)
@@ -250,7 +220,7 @@ static void check_keys(const char *rel, size_t n, size_t want_size)
 	assert_int_equal(h.ctr_count, test_hdr.ctr_count);
 	assert_int_equal(h.anon_start, test_hdr.anon_start);
 	free(t.counts);
-	raw = slurp(dfd, rel, &len);
+	raw = tfile__must_read(td.dfd, rel, &len);
 	assert_int_equal(len, 104 + want_size * 20);
 	free(raw);
 }
@@ -272,11 +242,11 @@ static void test_growth(void **state)
 
 		print_message("# line %d: %zu keys\n", cases[c].line, cases[c].n);
 		snprintf(name, sizeof(name), "g/%zu", cases[c].n);
-		assert_int_equal(odb__open(dfd, name, &test_hdr, &db), 0);
+		assert_int_equal(odb__open(td.dfd, name, &test_hdr, &db), 0);
 		/* Half now, half after a reopen: chains must survive it. */
 		assert_int_equal(add_keys(db, 0, cases[c].n / 2), 0);
 		odb__close(db);
-		assert_int_equal(odb__open(dfd, name, NULL, &db), 0);
+		assert_int_equal(odb__open(td.dfd, name, NULL, &db), 0);
 		assert_int_equal(add_keys(db, cases[c].n / 2, cases[c].n), 0);
 		odb__close(db);
 		check_keys(name, cases[c].n, cases[c].size);
@@ -284,14 +254,14 @@ static void test_growth(void **state)
 			char tmp[64];
 
 			snprintf(tmp, sizeof(tmp), "g/.%zu.grow", cases[c].n);
-			assert_int_equal(faccessat(dfd, tmp, F_OK, 0), -1);
+			assert_int_equal(faccessat(td.dfd, tmp, F_OK, 0), -1);
 		}
 	}
 	/* Opening a missing file without a header to create it. */
 	{
 		struct odb *db = (struct odb *)1;
 
-		assert_int_equal(odb__open(dfd, "g/none", NULL, &db), -ENOENT);
+		assert_int_equal(odb__open(td.dfd, "g/none", NULL, &db), -ENOENT);
 		assert_null(db);
 	}
 }
@@ -301,11 +271,11 @@ static void test_saturation(void **state)
 	struct odb *db;
 	struct tally t = {calloc(2, 4), 2, 0, 0};
 
-	assert_int_equal(odb__open(dfd, "sat", &test_hdr, &db), 0);
+	assert_int_equal(odb__open(td.dfd, "sat", &test_hdr, &db), 0);
 	assert_int_equal(odb__add(db, 16, UINT32_MAX - 1), 0);
 	assert_int_equal(odb__add(db, 16, 5), 0);
 	odb__close(db);
-	assert_int_equal(odb__read(dfd, "sat", NULL, tally_cb, &t), 0);
+	assert_int_equal(odb__read(td.dfd, "sat", NULL, tally_cb, &t), 0);
 	assert_int_equal(t.counts[1], UINT32_MAX);
 	free(t.counts);
 }
@@ -338,7 +308,7 @@ static void test_concurrent_reader(void **state)
 	struct odb *db;
 	pid_t child;
 
-	assert_int_equal(odb__open(dfd, "conc", &test_hdr, &db), 0);
+	assert_int_equal(odb__open(td.dfd, "conc", &test_hdr, &db), 0);
 	assert_int_equal(pipe(stop), 0);
 	assert_int_equal(pipe(res), 0);
 	child = fork();
@@ -356,7 +326,7 @@ static void test_concurrent_reader(void **state)
 			int r;
 
 			m.nodes = 0;
-			r = odb__read(dfd, "conc", NULL, mono_cb, &m);
+			r = odb__read(td.dfd, "conc", NULL, mono_cb, &m);
 			reads++;
 			if (r) {
 				errors++;
@@ -413,19 +383,19 @@ static void test_enospc(void **state)
 	size_t n = 0;
 	int r = 0;
 
-	if (mkdirat(dfd, "mnt", 0700) < 0)
+	if (mkdirat(td.dfd, "mnt", 0700) < 0)
 		fail();
 	{
 		char mnt[128];
 
-		snprintf(mnt, sizeof(mnt), "%s/mnt", tmpdir);
+		snprintf(mnt, sizeof(mnt), "%s/mnt", td.path);
 		if (mount("dp-test", mnt, "tmpfs", 0, "size=128k") < 0) {
 			print_message("# skip: cannot mount a tmpfs (%s): needs root\n",
 				      strerror(errno));
 			skip();
 		}
 	}
-	assert_int_equal(odb__open(dfd, "mnt/f", &test_hdr, &db), 0);
+	assert_int_equal(odb__open(td.dfd, "mnt/f", &test_hdr, &db), 0);
 	while (n < 1000000) {
 		r = add_keys(db, n, n + 1);
 		if (r < 0)
@@ -441,18 +411,18 @@ static void test_enospc(void **state)
 	{
 		struct tally t = {calloc(n + 2, 4), n + 2, 0, 0};
 
-		assert_int_equal(odb__read(dfd, "mnt/f", NULL, tally_cb, &t), 0);
+		assert_int_equal(odb__read(td.dfd, "mnt/f", NULL, tally_cb, &t), 0);
 		assert_int_equal(t.bad, 0);
 		assert_int_equal(t.nodes, n);
 		for (size_t k = 0; k < n; k++)
 			assert_int_equal(t.counts[k], expect_count(k));
 		free(t.counts);
 	}
-	assert_int_equal(faccessat(dfd, "mnt/.f.grow", F_OK, 0), -1);
+	assert_int_equal(faccessat(td.dfd, "mnt/.f.grow", F_OK, 0), -1);
 	{
 		char mnt[128];
 
-		snprintf(mnt, sizeof(mnt), "%s/mnt", tmpdir);
+		snprintf(mnt, sizeof(mnt), "%s/mnt", td.path);
 		assert_int_equal(umount(mnt), 0);
 	}
 }
@@ -491,11 +461,11 @@ static void test_corrupt(void **state)
 
 	if (!is_little_endian())
 		skip();
-	assert_int_equal(odb__open(dfd, "c/good", &test_hdr, &db), 0);
+	assert_int_equal(odb__open(td.dfd, "c/good", &test_hdr, &db), 0);
 	for (uint64_t k = 1; k <= 10; k++)
 		assert_int_equal(odb__add(db, k * 16, 1), 0);
 	odb__close(db);
-	good = slurp(dfd, "c/good", &len);
+	good = tfile__must_read(td.dfd, "c/good", &len);
 	for (size_t i = 0; i < sizeof(damage) / sizeof(damage[0]); i++) {
 		uint8_t *buf = calloc(1, len + 8);
 		size_t blen = len;
@@ -514,11 +484,11 @@ static void test_corrupt(void **state)
 			blen = len + damage[i].off;
 			break;
 		}
-		spit(dfd, "c/bad", buf, blen);
-		assert_int_equal(odb__read(dfd, "c/bad", NULL, tally_cb, &t), -EBADMSG);
+		tfile__must_write(td.dfd, "c/bad", buf, blen);
+		assert_int_equal(odb__read(td.dfd, "c/bad", NULL, tally_cb, &t), -EBADMSG);
 		assert_int_equal(t.nodes, 0); /* nothing reported from a bad file */
 		db = (struct odb *)1;
-		assert_int_equal(odb__open(dfd, "c/bad", &test_hdr, &db), -EBADMSG);
+		assert_int_equal(odb__open(td.dfd, "c/bad", &test_hdr, &db), -EBADMSG);
 		assert_null(db);
 		free(t.counts);
 		free(buf);
@@ -532,10 +502,10 @@ static void test_corrupt(void **state)
 		le32_put(buf + 104 + 16 * 1 + 12, 2);
 		le32_put(buf + 104 + 16 * 2 + 12, 1);
 		le32_put(buf + 104 + 128 * 16, 2);
-		spit(dfd, "c/loop", buf, len);
-		assert_int_equal(odb__read(dfd, "c/loop", NULL, tally_cb, &t), 0);
+		tfile__must_write(td.dfd, "c/loop", buf, len);
+		assert_int_equal(odb__read(td.dfd, "c/loop", NULL, tally_cb, &t), 0);
 		assert_int_equal(t.nodes, 10);
-		assert_int_equal(odb__open(dfd, "c/loop", NULL, &db), 0);
+		assert_int_equal(odb__open(td.dfd, "c/loop", NULL, &db), 0);
 		for (uint64_t k = 0; k <= 20; k++)
 			assert_int_equal(odb__add(db, k * 16, 1), 0);
 		odb__close(db);
@@ -543,10 +513,10 @@ static void test_corrupt(void **state)
 		free(buf);
 	}
 	/* A symlink in place of a sample file is refused. */
-	assert_int_equal(symlinkat("good", dfd, "c/link"), 0);
-	assert_int_equal(odb__read(dfd, "c/link", NULL, tally_cb, NULL), -ELOOP);
+	assert_int_equal(symlinkat("good", td.dfd, "c/link"), 0);
+	assert_int_equal(odb__read(td.dfd, "c/link", NULL, tally_cb, NULL), -ELOOP);
 	db = NULL;
-	assert_int_equal(odb__open(dfd, "c/link", &test_hdr, &db), -ELOOP);
+	assert_int_equal(odb__open(td.dfd, "c/link", &test_hdr, &db), -ELOOP);
 	free(good);
 }
 
@@ -564,24 +534,24 @@ static void test_killed_writer(void **state)
 
 	if (!is_little_endian())
 		skip();
-	assert_int_equal(odb__open(dfd, "k/f", &test_hdr, &db), 0);
+	assert_int_equal(odb__open(td.dfd, "k/f", &test_hdr, &db), 0);
 	for (uint64_t k = 1; k <= 3; k++)
 		assert_int_equal(odb__add(db, k * 16, 1), 0);
 	odb__close(db);
-	buf = slurp(dfd, "k/f", &len);
+	buf = tfile__must_read(td.dfd, "k/f", &len);
 	/* Node 4 = key 0x40 (bucket 64, empty) written and counted, chain head not set. */
 	le64_put(buf + 104 + 16 * 4, 0x40);
 	le32_put(buf + 104 + 16 * 4 + 8, 2);
 	le32_put(buf + 104 + 16 * 4 + 12, 0);
 	le32_put(buf + 76, 5);
-	spit(dfd, "k/f", buf, len);
+	tfile__must_write(td.dfd, "k/f", buf, len);
 	free(buf);
-	spit(dfd, "k/.f.grow", (const uint8_t *)"half", 4);
-	assert_int_equal(odb__open(dfd, "k/f", NULL, &db), 0);
-	assert_int_equal(faccessat(dfd, "k/.f.grow", F_OK, 0), -1);
+	tfile__must_write(td.dfd, "k/.f.grow", (const uint8_t *)"half", 4);
+	assert_int_equal(odb__open(td.dfd, "k/f", NULL, &db), 0);
+	assert_int_equal(faccessat(td.dfd, "k/.f.grow", F_OK, 0), -1);
 	assert_int_equal(odb__add(db, 0x40, 3), 0);
 	odb__close(db);
-	assert_int_equal(odb__read(dfd, "k/f", NULL, tally_cb, &t), 0);
+	assert_int_equal(odb__read(td.dfd, "k/f", NULL, tally_cb, &t), 0);
 	assert_int_equal(t.bad, 0); /* a duplicate key would count as bad */
 	assert_int_equal(t.nodes, 4);
 	assert_int_equal(t.counts[4], 5);

@@ -21,37 +21,31 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "helper/dptest.h"
+
 #include "domprof/passive.h"
 
 #ifndef TEST_BUILDDIR
 #define TEST_BUILDDIR "."
 #endif
 
-static char tmpdir[64];
+static struct tdir td;
 
 static int setup_tmp(void **state)
 {
 	(void)state;
-	strcpy(tmpdir, "/tmp/test-passive.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tdir__create(&td, "test-passive") ? -1 : 0;
 }
 
 static int teardown_tmp(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tdir__remove(&td) ? -1 : 0;
 }
 
 static void write_file(const char *path, const char *data, size_t len)
 {
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
+	tfile__must_write(AT_FDCWD, path, data, len);
 }
 
 /* ---- System.map and kallsyms text ---- */
@@ -219,7 +213,7 @@ static void test_debian_stub_file(void **state)
 	char path[256], err[512];
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/System.map-6.12.117+deb12-cloud-amd64", tmpdir);
+	snprintf(path, sizeof(path), "%s/System.map-6.12.117+deb12-cloud-amd64", td.path);
 	write_file(path, stub, sizeof(stub) - 1);
 	assert_int_equal(passive_image__load(path, &img, err, sizeof(err)), -EMEDIUMTYPE);
 	assert_null(img);
@@ -227,7 +221,7 @@ static void test_debian_stub_file(void **state)
 	assert_non_null(strstr(err, path));
 	assert_non_null(strstr(err, "linux-image-6.12.117+deb12-cloud-amd64-dbg"));
 	/* Under another name the message still says which package. */
-	snprintf(path, sizeof(path), "%s/map", tmpdir);
+	snprintf(path, sizeof(path), "%s/map", td.path);
 	write_file(path, stub, sizeof(stub) - 1);
 	assert_int_equal(passive_image__load(path, &img, err, sizeof(err)), -EMEDIUMTYPE);
 	assert_non_null(strstr(err, "-dbg"));
@@ -241,7 +235,7 @@ static void test_bounds_and_bad_files(void **state)
 
 	(void)state;
 	/* Larger than the bound: refused before reading a byte (sparse file). */
-	snprintf(path, sizeof(path), "%s/huge.map", tmpdir);
+	snprintf(path, sizeof(path), "%s/huge.map", td.path);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (off_t)PASSIVE_MAX_FILE + 1), 0);
@@ -249,7 +243,7 @@ static void test_bounds_and_bad_files(void **state)
 	assert_int_equal(passive_image__load(path, &img, err, sizeof(err)), -EFBIG);
 	assert_null(img);
 	/* A NUL byte: not text. */
-	snprintf(path, sizeof(path), "%s/nul.map", tmpdir);
+	snprintf(path, sizeof(path), "%s/nul.map", td.path);
 	write_file(path, "ffffffff81000000 T a\0\n", 22);
 	assert_int_equal(passive_image__load(path, &img, err, sizeof(err)), -ENOEXEC);
 	/* A bzImage (vmlinuz): told apart, and the message says what to give. */
@@ -257,14 +251,14 @@ static void test_bounds_and_bad_files(void **state)
 		char bz[1024] = "MZ";
 
 		memcpy(bz + 0x202, "HdrS", 4);
-		snprintf(path, sizeof(path), "%s/vmlinuz", tmpdir);
+		snprintf(path, sizeof(path), "%s/vmlinuz", td.path);
 		write_file(path, bz, sizeof(bz));
 		assert_int_equal(passive_image__load(path, &img, err, sizeof(err)), -ENOEXEC);
 		assert_non_null(strstr(err, "vmlinux"));
 	}
-	snprintf(path, sizeof(path), "%s/does-not-exist", tmpdir);
+	snprintf(path, sizeof(path), "%s/does-not-exist", td.path);
 	assert_int_equal(passive_image__load(path, &img, err, sizeof(err)), -ENOENT);
-	assert_int_equal(passive_image__load(tmpdir, &img, err, sizeof(err)), -EISDIR);
+	assert_int_equal(passive_image__load(td.path, &img, err, sizeof(err)), -EISDIR);
 }
 
 /* A large real-sized map (200k lines) parses, quickly. */
@@ -333,13 +327,13 @@ static int build_elf(char *out, size_t outsz, bool strip)
 {
 	char src[256], cmd[1024];
 
-	snprintf(src, sizeof(src), "%s/k.s", tmpdir);
+	snprintf(src, sizeof(src), "%s/k.s", td.path);
 	write_file(src, elf_asm, sizeof(elf_asm) - 1);
-	snprintf(out, outsz, "%s/vmlinux%s", tmpdir, strip ? "-stripped" : "");
+	snprintf(out, outsz, "%s/vmlinux%s", td.path, strip ? "-stripped" : "");
 	snprintf(cmd, sizeof(cmd),
 		 "cc -c -o %s/k.o %s && ld -o %s -e _stext -Ttext=0xffffffff81000000 "
 		 "--build-id=sha1 %s/k.o%s",
-		 tmpdir, src, out, tmpdir, strip ? " -s" : "");
+		 td.path, src, out, td.path, strip ? " -s" : "");
 	return run(cmd);
 }
 

@@ -25,6 +25,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "helper/dptest.h"
+
 #include "domprof/daemon.h"
 #include "domprof/metafile.h"
 #include "domprof/odb.h"
@@ -33,7 +35,7 @@
 #include "domprof/symbols.h"
 #include "domprof/words.h"
 
-static char tmpdir[] = "/tmp/dp-test-report-guest-XXXXXX";
+static struct tdir td;
 static char sess[600];
 static bool built;
 static char build_error[4200];
@@ -51,70 +53,6 @@ static const char prog_src[] = "static volatile int sink;\n"
 			       "__attribute__((noinline)) void B(void)\n"
 			       "{ for (int i = 0; i < 200; i++) sink ^= i; }\n"
 			       "int main(void) { A(); B(); return 0; }\n";
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	ret = system(cmd);
-	if (ret != 0)
-		snprintf(build_error, sizeof(build_error), "command failed (%d): %s", ret, cmd);
-	return ret;
-}
-
-/* The file offset of symbol name, through the PT_LOAD holding it; UINT64_MAX if none. */
-static uint64_t file_offset_of(const char *path, const char *name)
-{
-	uint64_t off = UINT64_MAX, vaddr = UINT64_MAX;
-	Elf_Scn *scn = NULL;
-	size_t phnum = 0;
-	Elf *elf;
-	int fd;
-
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return UINT64_MAX;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	while (elf && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *n;
-
-			if (!gelf_getsym(data, (int)i, &sym))
-				continue;
-			n = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (n && !strcmp(n, name))
-				vaddr = sym.st_value;
-		}
-	}
-	if (elf && !elf_getphdrnum(elf, &phnum)) {
-		for (size_t i = 0; i < phnum; i++) {
-			GElf_Phdr ph;
-
-			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
-			    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz)
-				off = vaddr - ph.p_vaddr + ph.p_offset;
-		}
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return off;
-}
 
 static int build_id_of(const char *path, char *out, size_t cap)
 {
@@ -146,26 +84,21 @@ static void put_samples(int dfd, const char *rel, int is_kernel, const uint64_t 
 
 static int build(void)
 {
-	FILE *f;
-	char path[700];
-
-	snprintf(path, sizeof(path), "%s/prog.c", tmpdir);
-	f = fopen(path, "w");
-	if (!f || fputs(prog_src, f) < 0 || fclose(f))
+	if (tfile__write(td.dfd, "prog.c", S(prog_src)))
 		return -1;
-	if (system("command -v cc >/dev/null && command -v objcopy >/dev/null && "
-		   "command -v strip >/dev/null")) {
+	if (!tcmd__have_build_tools()) {
 		snprintf(build_error, sizeof(build_error), "cc, objcopy or strip not installed");
 		return -1;
 	}
 	/* bin/app is the host's file; guest is what the guest ran under the same path. */
-	if (sh("cd %s && mkdir -p bin && "
-	       "cc -O1 -Wl,--build-id -DA=host_alpha -DB=host_beta -o bin/app prog.c && "
-	       "cc -O1 -Wl,--build-id -DA=guest_alpha -DB=guest_beta -o guest prog.c && "
-	       "cc -O1 -g -Wl,--build-id -DA=split_one -DB=split_two -o split prog.c && "
-	       "cp split split.full && objcopy --only-keep-debug split split.debug && "
-	       "strip --strip-all split",
-	       tmpdir))
+	if (tcmd__run(build_error, sizeof(build_error),
+		      "cd %s && mkdir -p bin && "
+		      "cc -O1 -Wl,--build-id -DA=host_alpha -DB=host_beta -o bin/app prog.c && "
+		      "cc -O1 -Wl,--build-id -DA=guest_alpha -DB=guest_beta -o guest prog.c && "
+		      "cc -O1 -g -Wl,--build-id -DA=split_one -DB=split_two -o split prog.c && "
+		      "cp split split.full && objcopy --only-keep-debug split split.debug && "
+		      "strip --strip-all split",
+		      td.path))
 		return -1;
 	return 0;
 }
@@ -176,23 +109,23 @@ static int setup_all(void **state)
 	int dfd;
 
 	(void)state;
-	if (!mkdtemp(tmpdir))
+	if (tdir__create(&td, "dp-test-report-guest"))
 		return -1;
-	snprintf(sess, sizeof(sess), "%s/s", tmpdir);
+	snprintf(sess, sizeof(sess), "%s/s", td.path);
 	if (build())
 		return 0;
-	snprintf(path, sizeof(path), "%s/guest", tmpdir);
+	snprintf(path, sizeof(path), "%s/guest", td.path);
 	if (build_id_of(path, guest_bid, sizeof(guest_bid)))
 		return 0;
-	off_alpha = file_offset_of(path, "guest_alpha");
-	off_beta = file_offset_of(path, "guest_beta");
-	snprintf(path, sizeof(path), "%s/bin/app", tmpdir);
+	off_alpha = telf__offset_of(path, "guest_alpha", 0, NULL);
+	off_beta = telf__offset_of(path, "guest_beta", 0, NULL);
+	snprintf(path, sizeof(path), "%s/bin/app", td.path);
 	if (build_id_of(path, host_bid, sizeof(host_bid)))
 		return 0;
-	off_host_alpha = file_offset_of(path, "host_alpha");
-	snprintf(path, sizeof(path), "%s/split.full", tmpdir);
-	off_split = file_offset_of(path, "split_one");
-	snprintf(path, sizeof(path), "%s/split", tmpdir);
+	off_host_alpha = telf__offset_of(path, "host_alpha", 0, NULL);
+	snprintf(path, sizeof(path), "%s/split.full", td.path);
+	off_split = telf__offset_of(path, "split_one", 0, NULL);
+	snprintf(path, sizeof(path), "%s/split", td.path);
 	if (build_id_of(path, split_bid, sizeof(split_bid)) || off_alpha == UINT64_MAX ||
 	    off_beta == UINT64_MAX || off_host_alpha == UINT64_MAX || off_split == UINT64_MAX) {
 		snprintf(build_error, sizeof(build_error),
@@ -229,15 +162,15 @@ static int setup_all(void **state)
 		 "web\tguest-user\tfile\t{root}/usr/bin/nobid\t-\t0\t0x0\t0x0\t/usr/bin/nobid\n"
 		 "web\tguest-kernel\tkernel\t{kern}/vmlinux-" KBID "\t" KBID
 		 "\t0\t0xffffffff81000000\t0xffffffff82000000\tvmlinux-" KBID "\n",
-		 tmpdir, host_bid, tmpdir, tmpdir, guest_bid, tmpdir, split_bid);
+		 td.path, host_bid, td.path, td.path, guest_bid, td.path, split_bid);
 	put_meta(dfd, "meta/images", images);
 
 	snprintf(path, sizeof(path),
-		 "samples/current/{root}%s/bin/app/{dep}/{root}%s/bin/app" TAILC, tmpdir, tmpdir);
+		 "samples/current/{root}%s/bin/app/{dep}/{root}%s/bin/app" TAILC, td.path, td.path);
 	put_samples(dfd, path, 0, (const uint64_t[]){off_host_alpha, 7}, 1);
 	snprintf(path, sizeof(path),
 		 "domains/web/samples/current/{root}%s/bin/app/{dep}/{root}%s/bin/app" TAILC,
-		 tmpdir, tmpdir);
+		 td.path, td.path);
 	put_samples(dfd, path, 0, (const uint64_t[]){off_alpha, 30, off_beta + 2, 20}, 2);
 	put_samples(
 		dfd,
@@ -263,49 +196,28 @@ static int setup_all(void **state)
 	close(dfd);
 
 	/* The store: the guest's binary, and a stripped one with its debuginfo beside it. */
-	built = !sh("cd %s && d=s/domains/web/root/.build-id && "
-		    "mkdir -p $d/%.2s $d/%.2s && cp guest $d/%.2s/%s && cp split $d/%.2s/%s && "
-		    "cp split.debug $d/%.2s/%s.debug",
-		    tmpdir, guest_bid, split_bid, guest_bid, guest_bid + 2, split_bid,
-		    split_bid + 2, split_bid, split_bid + 2);
+	built = !tcmd__run(
+		build_error, sizeof(build_error),
+		"cd %s && d=s/domains/web/root/.build-id && "
+		"mkdir -p $d/%.2s $d/%.2s && cp guest $d/%.2s/%s && cp split $d/%.2s/%s && "
+		"cp split.debug $d/%.2s/%s.debug",
+		td.path, guest_bid, split_bid, guest_bid, guest_bid + 2, split_bid, split_bid + 2,
+		split_bid, split_bid + 2);
 	return 0;
 }
 
 static int teardown_all(void **state)
 {
 	(void)state;
-	if (strcmp(tmpdir + strlen(tmpdir) - 6, "XXXXXX"))
-		sh("rm -rf '%s'", tmpdir);
+	tdir__remove(&td);
 	return 0;
 }
-
-#define REQUIRE_BUILT()                                                                            \
-	do {                                                                                       \
-		if (!built) {                                                                      \
-			print_message("# skipping: cannot build test binaries: %s\n",              \
-				      build_error);                                                \
-			skip();                                                                    \
-		}                                                                                  \
-	} while (0)
 
 static char *run_report_in(const char *dir, const char *domain, enum report_format fmt)
 {
 	struct report_opts o = {.session_dir = dir, .domain = domain, .symbols = true};
-	struct report *r;
-	char err[512], *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int ret;
 
-	ret = report__load(&o, &r, err, sizeof(err));
-	if (ret)
-		fail_msg("report__load: %d %s", ret, err);
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(report__write(r, fmt, f), 0);
-	fclose(f);
-	report__free(r);
-	return buf;
+	return treport__must_render(&o, fmt);
 }
 
 static char *run_report(const char *domain, enum report_format fmt)
@@ -319,7 +231,7 @@ static void test_guest_symbols(void **state)
 	char *out;
 
 	(void)state;
-	REQUIRE_BUILT();
+	TEST_REQUIRE(built, build_error);
 	/* The premise: the host's file has its own symbol where the guest's has guest_alpha. */
 	assert_int_equal(off_host_alpha, off_alpha);
 	out = run_report("web", REPORT_CSV);
@@ -332,7 +244,7 @@ static void test_guest_symbols(void **state)
 		 "web,guest-user,/usr/bin/split,split_one,4,5.4795,cpu-clock\n"
 		 "web,guest-kernel,vmlinux-" KBID ",guest_idle,3,4.1096,cpu-clock\n"
 		 "web,guest-user,/usr/bin/nobid,[unknown],2,2.7397,cpu-clock\n",
-		 tmpdir, tmpdir);
+		 td.path, td.path);
 	assert_string_equal(out, want);
 	free(out);
 
@@ -341,7 +253,7 @@ static void test_guest_symbols(void **state)
 	snprintf(want, sizeof(want),
 		 "domain,mode,image,symbol,samples,percent,event\n"
 		 "host,host-user,%s/bin/app,host_alpha,7,100.0000,cpu-clock\n",
-		 tmpdir);
+		 td.path);
 	assert_string_equal(out, want);
 	free(out);
 
@@ -358,14 +270,14 @@ static void test_guest_notes(void **state)
 	char *out;
 
 	(void)state;
-	REQUIRE_BUILT();
+	TEST_REQUIRE(built, build_error);
 	out = run_report("web", REPORT_TEXT);
 	assert_non_null(
 		strstr(out, "guest binary not fetched: /usr/bin/missing (build-id 0badc0de)"));
 	assert_non_null(strstr(out, "guest binary not fetched: /usr/bin/nobid (no build-id)"));
 	/* Nothing of the host's file, and no note about it either. */
 	assert_null(strstr(out, "host_alpha"));
-	snprintf(want, sizeof(want), "%s/bin/app: ", tmpdir);
+	snprintf(want, sizeof(want), "%s/bin/app: ", td.path);
 	assert_null(strstr(out, want));
 	assert_null(strstr(out, "host_kernel_fn"));
 	free(out);
@@ -393,11 +305,11 @@ static void test_chunks_to_report(void **state)
 	int dfd;
 
 	(void)state;
-	REQUIRE_BUILT();
+	TEST_REQUIRE(built, build_error);
 	for (size_t i = 0; i < blen; i++)
 		bid[i] = (uint8_t)(hexval(guest_bid[2 * i]) << 4 | hexval(guest_bid[2 * i + 1]));
 	dp_build_id__pack(bid, blen, bw);
-	snprintf(path, sizeof(path), "%s/guest", tmpdir);
+	snprintf(path, sizeof(path), "%s/guest", td.path);
 	f = fopen(path, "rb");
 	assert_non_null(f);
 	assert_int_equal(fseek(f, 0, SEEK_END), 0);
@@ -426,7 +338,7 @@ static void test_chunks_to_report(void **state)
 				0);
 		}
 	}
-	snprintf(path, sizeof(path), "%s/bin/app", tmpdir);
+	snprintf(path, sizeof(path), "%s/bin/app", td.path);
 	a[0] = 1, a[1] = DP_IMAGE_FILE, a[2] = 0, a[3] = blen;
 	a[4] = bw[0], a[5] = bw[1], a[6] = bw[2], a[7] = 0, a[8] = 0;
 	dp_words__record_str(&b, DP_CODE_IMAGE_DEF, a, 9, path, strlen(path));
@@ -436,7 +348,7 @@ static void test_chunks_to_report(void **state)
 		dp_words__sample(&b, off_alpha, 0);
 	dp_words__record(&b, DP_CODE_END, (uint64_t[]){2}, 1);
 
-	snprintf(dir, sizeof(dir), "%s/s2", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/s2", td.path);
 	dfd = session__create(dir);
 	assert_true(dfd >= 0);
 	assert_int_equal(daemon__new(dfd, 0, &d), 0);

@@ -16,85 +16,63 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "helper/dptest.h"
+
 #include "domprof/daemon.h"
 #include "domprof/report.h"
 #include "domprof/session.h"
 #include "domprof/words.h"
 
-#define S(s) s, sizeof(s) - 1
-
-static void rec(struct dp_words *b, enum dp_code code, const uint64_t *a, unsigned n)
-{
-	assert_int_equal(dp_words__record(b, code, a, n), 0);
-}
-
-static void rec_str(struct dp_words *b, enum dp_code code, const uint64_t *a, unsigned n,
-		    const char *s, size_t len)
-{
-	assert_int_equal(dp_words__record_str(b, code, a, n, s, len), 0);
-}
-
-static void samples(struct dp_words *b, uint64_t off, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		assert_int_equal(dp_words__sample(b, off + i, 0), 0);
-}
-
-static void image(struct dp_words *b, uint64_t id, enum dp_image_kind kind, const char *name,
-		  size_t len, uint64_t start, uint64_t end)
-{
-	rec_str(b, DP_CODE_IMAGE_DEF, (uint64_t[]){id, kind, 0, 0, 0, 0, 0, start, end}, 9, name,
-		len);
-}
-
 static void stream(struct dp_words *b)
 {
-	rec(b, DP_CODE_SESSION,
-	    (uint64_t[]){DP_WORDS_VERSION, 1000000000, 2, DP_SESSION_TIMER_MODE}, 4);
-	rec_str(b, DP_CODE_EVENT_DEF, (uint64_t[]){0, 1, 0, 250000, 0, 0, 3}, 7, S("cpu-clock"));
-	image(b, 1, DP_IMAGE_KERNEL, S("vmlinux"), 0xffffffff81000000, 0xffffffff82000000);
-	image(b, 2, DP_IMAGE_GUEST_CLASS, S("[guest-kernel]"), 0, 0);
-	image(b, 3, DP_IMAGE_GUEST_CLASS, S("[guest]"), 0, 0);
-	image(b, 4, DP_IMAGE_FILE, S("/nonexistent/qemu-system-x86_64"), 0, 0);
-	image(b, 5, DP_IMAGE_GUEST_CLASS, S("[guest-user]"), 0, 0);
-	rec_str(b, DP_CODE_DOMAIN_DEF,
-		(uint64_t[]){1, 0x1122334455667788, 0x99,
-			     DP_DOMAIN_SRC_LIBVIRT << DP_DOMAIN_SOURCE_SHIFT |
-				     DP_DOMAIN_ACCEL_TCG << DP_DOMAIN_ACCEL_SHIFT},
-		4, S("web"));
-	rec_str(b, DP_CODE_DOMAIN_DEF,
-		(uint64_t[]){2, 0, 0,
-			     DP_DOMAIN_TAINTED | DP_DOMAIN_SRC_PROC << DP_DOMAIN_SOURCE_SHIFT |
-				     DP_DOMAIN_ACCEL_KVM << DP_DOMAIN_ACCEL_SHIFT},
-		4, S("d\tb,\"x"));
-	rec(b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){1, DP_LIFE_STARTED, 1000000000}, 3);
-	rec(b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){2, DP_LIFE_STARTED, 2000000000}, 3);
-	rec(b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){2, DP_LIFE_VANISHED, 3000000000}, 3);
-	rec_str(b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 50, 51, DP_THREAD_VCPU, 0}, 5,
-		S("CPU 0/TCG"));
-	rec_str(b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 50, 52, DP_THREAD_VCPU, 1}, 5,
-		S("CPU 1/TCG"));
-	rec(b, DP_CODE_VCPU_WAIT, (uint64_t[]){1, 0, 51, 1500000000, 250000000, 1000}, 6);
-	rec(b, DP_CODE_VCPU_WAIT, (uint64_t[]){1, 1, 52, 1500000000, 50000000, 1000}, 6);
-	rec(b, DP_CODE_VCPU_WAIT, (uint64_t[]){1, 0, 51, 2500000000, 200000000, 1000}, 6);
+	twords__rec(b, DP_CODE_SESSION,
+		    (uint64_t[]){DP_WORDS_VERSION, 1000000000, 2, DP_SESSION_TIMER_MODE}, 4);
+	twords__str(b, DP_CODE_EVENT_DEF, (uint64_t[]){0, 1, 0, 250000, 0, 0, 3}, 7,
+		    S("cpu-clock"));
+	twords__image(b, 1, DP_IMAGE_KERNEL, 0, S("vmlinux"), 0xffffffff81000000,
+		      0xffffffff82000000);
+	twords__image(b, 2, DP_IMAGE_GUEST_CLASS, 0, S("[guest-kernel]"), 0, 0);
+	twords__image(b, 3, DP_IMAGE_GUEST_CLASS, 0, S("[guest]"), 0, 0);
+	twords__image(b, 4, DP_IMAGE_FILE, 0, S("/nonexistent/qemu-system-x86_64"), 0, 0);
+	twords__image(b, 5, DP_IMAGE_GUEST_CLASS, 0, S("[guest-user]"), 0, 0);
+	twords__str(b, DP_CODE_DOMAIN_DEF,
+		    (uint64_t[]){1, 0x1122334455667788, 0x99,
+				 DP_DOMAIN_SRC_LIBVIRT << DP_DOMAIN_SOURCE_SHIFT |
+					 DP_DOMAIN_ACCEL_TCG << DP_DOMAIN_ACCEL_SHIFT},
+		    4, S("web"));
+	twords__str(b, DP_CODE_DOMAIN_DEF,
+		    (uint64_t[]){2, 0, 0,
+				 DP_DOMAIN_TAINTED | DP_DOMAIN_SRC_PROC << DP_DOMAIN_SOURCE_SHIFT |
+					 DP_DOMAIN_ACCEL_KVM << DP_DOMAIN_ACCEL_SHIFT},
+		    4, S("d\tb,\"x"));
+	twords__rec(b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){1, DP_LIFE_STARTED, 1000000000}, 3);
+	twords__rec(b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){2, DP_LIFE_STARTED, 2000000000}, 3);
+	twords__rec(b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){2, DP_LIFE_VANISHED, 3000000000}, 3);
+	twords__str(b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 50, 51, DP_THREAD_VCPU, 0}, 5,
+		    S("CPU 0/TCG"));
+	twords__str(b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 50, 52, DP_THREAD_VCPU, 1}, 5,
+		    S("CPU 1/TCG"));
+	twords__rec(b, DP_CODE_VCPU_WAIT, (uint64_t[]){1, 0, 51, 1500000000, 250000000, 1000}, 6);
+	twords__rec(b, DP_CODE_VCPU_WAIT, (uint64_t[]){1, 1, 52, 1500000000, 50000000, 1000}, 6);
+	twords__rec(b, DP_CODE_VCPU_WAIT, (uint64_t[]){1, 0, 51, 2500000000, 200000000, 1000}, 6);
 
-	rec(b, DP_CODE_TASK_SWITCH, (uint64_t[]){10, 10, 0}, 3);
-	rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){1, DP_MODE_HOST_KERNEL}, 2);
-	samples(b, 0x10, 40);
-	rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
-	rec(b, DP_CODE_TASK_SWITCH, (uint64_t[]){50, 51, 4}, 3);
-	samples(b, 0x10, 5); /* the VMM in the host kernel */
-	rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){4, DP_MODE_HOST_USER}, 2);
-	samples(b, 0x1000, 5);
-	rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){3, DP_MODE_GUEST}, 2);
-	samples(b, 0x7000000, 25);
-	rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){5, DP_MODE_GUEST_USER}, 2);
-	samples(b, 0x400000, 5);
-	rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){2}, 1);
-	rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){2, DP_MODE_GUEST_KERNEL}, 2);
-	samples(b, 0xffffffff81000000, 20);
-	rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
-	rec(b, DP_CODE_END, (uint64_t[]){5000000000}, 1);
+	twords__rec(b, DP_CODE_TASK_SWITCH, (uint64_t[]){10, 10, 0}, 3);
+	twords__rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){1, DP_MODE_HOST_KERNEL}, 2);
+	twords__samples(b, 0x10, 0, 40, true);
+	twords__rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
+	twords__rec(b, DP_CODE_TASK_SWITCH, (uint64_t[]){50, 51, 4}, 3);
+	twords__samples(b, 0x10, 0, 5, true); /* the VMM in the host kernel */
+	twords__rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){4, DP_MODE_HOST_USER}, 2);
+	twords__samples(b, 0x1000, 0, 5, true);
+	twords__rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){3, DP_MODE_GUEST}, 2);
+	twords__samples(b, 0x7000000, 0, 25, true);
+	twords__rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){5, DP_MODE_GUEST_USER}, 2);
+	twords__samples(b, 0x400000, 0, 5, true);
+	twords__rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){2}, 1);
+	twords__rec(b, DP_CODE_IMAGE_SWITCH, (uint64_t[]){2, DP_MODE_GUEST_KERNEL}, 2);
+	twords__samples(b, 0xffffffff81000000, 0, 20, true);
+	twords__rec(b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
+	twords__rec(b, DP_CODE_END, (uint64_t[]){5000000000}, 1);
 }
 
 static char *report(const char *dir, const char *domain, enum report_table table, bool symbols,
@@ -102,26 +80,14 @@ static char *report(const char *dir, const char *domain, enum report_table table
 {
 	struct report_opts o = {
 		.session_dir = dir, .domain = domain, .table = table, .symbols = symbols};
-	struct report *r;
-	char err[512], *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int ret;
 
-	ret = report__load(&o, &r, err, sizeof(err));
-	if (ret)
-		fail_msg("report__load: %d %s", ret, err);
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(report__write(r, fmt, f), 0);
-	fclose(f);
-	report__free(r);
-	return buf;
+	return treport__must_render(&o, fmt);
 }
 
 static void test_stream_to_report(void **state)
 {
-	char root[] = "/tmp/dp-test-report-stream-XXXXXX", dir[64], cmd[128];
+	struct tdir root;
+	char dir[80];
 	struct daemon *d;
 	struct dp_words b;
 	size_t used;
@@ -129,8 +95,8 @@ static void test_stream_to_report(void **state)
 	int fd;
 
 	(void)state;
-	assert_non_null(mkdtemp(root));
-	snprintf(dir, sizeof(dir), "%s/s", root);
+	assert_int_equal(tdir__create(&root, "dp-test-report-stream"), 0);
+	snprintf(dir, sizeof(dir), "%s/s", root.path);
 	fd = session__create(dir);
 	assert_true(fd >= 0);
 	dp_words__init(&b);
@@ -164,8 +130,9 @@ static void test_stream_to_report(void **state)
 	free(out);
 
 	out = report(dir, NULL, REPORT_TABLE_ALL, true, REPORT_TEXT);
-	assert_non_null(strstr(out, "\nweb        40       40.0000  0             5           25     "
-				    "10            -            -          0.500\n"));
+	assert_non_null(strstr(out,
+			       "\nweb        40       40.0000  0             5           25     "
+			       "10            -            -          0.500\n"));
 	assert_non_null(strstr(out, "\nDomain d\\x09b,\"x: tainted (QMP was used to find its vCPU "
 				    "threads), found as a QEMU process in /proc (not through "
 				    "libvirt), started at +1.000 s, vanished at +2.000 s\n"));
@@ -174,8 +141,7 @@ static void test_stream_to_report(void **state)
 	assert_non_null(strstr(out, "\n5        5.0000    web        host-kernel   vmlinux"));
 	free(out);
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tdir__remove(&root), 0);
 }
 
 int main(void)

@@ -18,29 +18,25 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "helper/dptest.h"
+
 #include "domprof/session.h"
 
-static char tmpl[64];
+static struct tdir td;
 
 static int setup(void **state)
 {
-	snprintf(tmpl, sizeof(tmpl), "/tmp/dp-session-XXXXXX");
-	if (!mkdtemp(tmpl))
-		return -1;
-	return 0;
+	return tdir__create(&td, "dp-session") ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpl);
-	return system(cmd) == 0 ? 0 : -1;
+	return tdir__remove(&td) ? -1 : 0;
 }
 
 static void path_of(char *buf, size_t cap, const char *rel)
 {
-	snprintf(buf, cap, "%s/%s", tmpl, rel);
+	snprintf(buf, cap, "%s/%s", td.path, rel);
 }
 
 static int exists(const char *rel)

@@ -16,28 +16,21 @@
 #include <zstd.h>
 #include <cmocka.h>
 
+#include "helper/dptest.h"
+
 #include "domprof/le.h"
 #include "domprof/stream.h"
 
-static char tmpdir[64];
-static int dfd = -1;
+static struct tdir td;
 
 static int setup(void **state)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dp-stream-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	dfd = open(tmpdir, O_RDONLY | O_DIRECTORY);
-	return dfd < 0 ? -1 : 0;
+	return tdir__create(&td, "dp-stream") ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
-	close(dfd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tdir__remove(&td) ? -1 : 0;
 }
 
 /* Words that look like a real stream: small offsets, escapes, big values. */
@@ -63,7 +56,7 @@ static void write_stream(const char *rel, size_t n, size_t flush_every)
 	uint64_t buf[1000];
 	size_t i = 0;
 
-	assert_int_equal(stream_writer__open(dfd, rel, &w), 0);
+	assert_int_equal(stream_writer__open(td.dfd, rel, &w), 0);
 	while (i < n) {
 		size_t k = n - i < 1000 ? n - i : 1000 - (i % 7);
 
@@ -117,10 +110,10 @@ static void test_round_trip(void **state)
 		print_message("# line %d: %zu words\n", cases[c].line, cases[c].n);
 		snprintf(rel, sizeof(rel), "raw/s%zu", c);
 		write_stream(rel, cases[c].n, cases[c].flush_every);
-		assert_int_equal(read_stream(dfd, rel, &n), 0);
+		assert_int_equal(read_stream(td.dfd, rel, &n), 0);
 		assert_int_equal(n, cases[c].n);
 		/* An absolute path works from anywhere. */
-		snprintf(abs, sizeof(abs), "%s/%s", tmpdir, rel);
+		snprintf(abs, sizeof(abs), "%s/%s", td.path, rel);
 		assert_int_equal(read_stream(-1, abs, &n), 0);
 		assert_int_equal(n, cases[c].n);
 	}
@@ -135,7 +128,7 @@ static void test_truncated(void **state)
 
 	/* Flushed every 1000 words, as the recorder does: blocks end often. */
 	write_stream("raw/t", 200000, 1);
-	assert_int_equal(fstatat(dfd, "raw/t", &st, 0), 0);
+	assert_int_equal(fstatat(td.dfd, "raw/t", &st, 0), 0);
 	full = st.st_size;
 	for (int i = 1; i <= 16; i++) {
 		int fd;
@@ -144,14 +137,14 @@ static void test_truncated(void **state)
 		{
 			char cmd[256];
 
-			snprintf(cmd, sizeof(cmd), "cp '%s/raw/t' '%s/raw/cut'", tmpdir, tmpdir);
+			snprintf(cmd, sizeof(cmd), "cp '%s/raw/t' '%s/raw/cut'", td.path, td.path);
 			assert_int_equal(system(cmd), 0);
 		}
-		fd = openat(dfd, "raw/cut", O_WRONLY);
+		fd = openat(td.dfd, "raw/cut", O_WRONLY);
 		assert_true(fd >= 0);
 		assert_int_equal(ftruncate(fd, cut), 0);
 		close(fd);
-		assert_int_equal(read_stream(dfd, "raw/cut", &n), -EBADMSG);
+		assert_int_equal(read_stream(td.dfd, "raw/cut", &n), -EBADMSG);
 		print_message("# cut at %lld of %lld: %zu words\n", (long long)cut, (long long)full,
 			      n);
 		/* A flushed prefix is readable; shorter cuts give fewer words. */
@@ -164,11 +157,11 @@ static void test_truncated(void **state)
 	}
 	/* Cut inside the 16-byte header. */
 	{
-		int fd = openat(dfd, "raw/cut", O_WRONLY);
+		int fd = openat(td.dfd, "raw/cut", O_WRONLY);
 
 		assert_int_equal(ftruncate(fd, 12), 0);
 		close(fd);
-		assert_int_equal(read_stream(dfd, "raw/cut", &n), -EBADMSG);
+		assert_int_equal(read_stream(td.dfd, "raw/cut", &n), -EBADMSG);
 		assert_int_equal(n, 0);
 	}
 }
@@ -181,7 +174,7 @@ static void write_raw_frame(const char *rel, const uint8_t *content, size_t len)
 	int fd;
 
 	assert_false(ZSTD_isError(z));
-	fd = openat(dfd, rel, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fd = openat(td.dfd, rel, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, out, z), (ssize_t)z);
 	close(fd);
@@ -199,41 +192,41 @@ static void test_bad_input(void **state)
 	memcpy(content, "DPEVBUX\0", 8);
 	le64_put(content + 8, 1);
 	write_raw_frame("bad-magic", content, 24);
-	assert_int_equal(read_stream(dfd, "bad-magic", &n), -EBADMSG);
+	assert_int_equal(read_stream(td.dfd, "bad-magic", &n), -EBADMSG);
 	assert_int_equal(n, 0);
 	/* Unknown version. */
 	memcpy(content, "DPEVBUF\0", 8);
 	le64_put(content + 8, 2);
 	write_raw_frame("bad-version", content, 24);
-	assert_int_equal(read_stream(dfd, "bad-version", &n), -EBADMSG);
+	assert_int_equal(read_stream(td.dfd, "bad-version", &n), -EBADMSG);
 	/* The right header and a partial last word. */
 	le64_put(content + 8, 1);
 	le64_put(content + 16, word_at(0));
 	le64_put(content + 24, word_at(1));
 	write_raw_frame("partial-word", content, 29); /* one word and 5 bytes */
-	assert_int_equal(read_stream(dfd, "partial-word", &n), -EBADMSG);
+	assert_int_equal(read_stream(td.dfd, "partial-word", &n), -EBADMSG);
 	assert_int_equal(n, 1);
 	/* Not zstd at all. */
-	fd = openat(dfd, "garbage", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fd = openat(td.dfd, "garbage", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	for (int i = 0; i < 1000; i++) {
 		uint32_t x = (uint32_t)i * 2654435761u;
 
 		assert_int_equal(write(fd, &x, 4), 4);
 	}
 	close(fd);
-	assert_int_equal(read_stream(dfd, "garbage", &n), -EBADMSG);
+	assert_int_equal(read_stream(td.dfd, "garbage", &n), -EBADMSG);
 	assert_int_equal(n, 0);
 	/* Empty. */
-	fd = openat(dfd, "empty", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fd = openat(td.dfd, "empty", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	close(fd);
-	assert_int_equal(read_stream(dfd, "empty", &n), -EBADMSG);
+	assert_int_equal(read_stream(td.dfd, "empty", &n), -EBADMSG);
 	/* A flipped byte inside a valid stream: caught by zstd or its checksum. */
 	write_stream("flip", 50000, 0);
 	{
 		struct stat st;
 		uint8_t b;
 
-		fd = openat(dfd, "flip", O_RDWR);
+		fd = openat(td.dfd, "flip", O_RDWR);
 		assert_int_equal(fstat(fd, &st), 0);
 		assert_int_equal(pread(fd, &b, 1, st.st_size / 2), 1);
 		b ^= 0x5a;
@@ -244,7 +237,7 @@ static void test_bad_input(void **state)
 			uint64_t buf[512];
 			long k;
 
-			assert_int_equal(stream_reader__open(dfd, "flip", &r), 0);
+			assert_int_equal(stream_reader__open(td.dfd, "flip", &r), 0);
 			while ((k = stream_reader__read(r, buf, 512)) > 0)
 				;
 			assert_int_equal(k, -EBADMSG);
@@ -252,9 +245,9 @@ static void test_bad_input(void **state)
 		}
 	}
 	/* Missing file; a symlink is refused beneath a session. */
-	assert_int_equal(read_stream(dfd, "none", &n), -ENOENT);
-	assert_int_equal(symlinkat("flip", dfd, "lnk"), 0);
-	assert_int_equal(read_stream(dfd, "lnk", &n), -ELOOP);
+	assert_int_equal(read_stream(td.dfd, "none", &n), -ENOENT);
+	assert_int_equal(symlinkat("flip", td.dfd, "lnk"), 0);
+	assert_int_equal(read_stream(td.dfd, "lnk", &n), -ELOOP);
 }
 
 int main(void)

@@ -21,9 +21,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "helper/dptest.h"
+
 #include "domprof/symbols.h"
 
-static char tmpdir[] = "/tmp/dp-test-symbols-XXXXXX";
+static struct tdir td;
 static bool built;
 static char build_error[4200];
 
@@ -40,86 +42,52 @@ static const char lib_src[] = "volatile int lib_sink;\n"
 			      "__attribute__((noinline)) int lib_hot_two(int n)\n"
 			      "{ for (int i = 0; i < n; i++) lib_sink ^= i; return lib_sink; }\n";
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	ret = system(cmd);
-	if (ret != 0)
-		snprintf(build_error, sizeof(build_error), "command failed (%d): %s", ret, cmd);
-	return ret;
-}
-
-static int write_file(const char *name, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
-}
-
 static int setup_all(void **state)
 {
+	int ret;
+
 	(void)state;
-	if (!mkdtemp(tmpdir)) {
-		snprintf(build_error, sizeof(build_error), "mkdtemp: %s", strerror(errno));
+	ret = tdir__create(&td, "dp-test-symbols");
+	if (ret) {
+		snprintf(build_error, sizeof(build_error), "mkdtemp: %s", strerror(-ret));
 		return 0;
 	}
-	if (write_file("exe.c", exe_src) || write_file("lib.c", lib_src))
+	if (tfile__write(td.dfd, "exe.c", S(exe_src)) || tfile__write(td.dfd, "lib.c", S(lib_src)))
 		return 0;
-	if (system("command -v cc >/dev/null && command -v objcopy >/dev/null && "
-		   "command -v strip >/dev/null")) {
+	if (!tcmd__have_build_tools()) {
 		snprintf(build_error, sizeof(build_error), "cc, objcopy or strip not installed");
 		return 0;
 	}
-	built = !sh("cd %s && cc -O1 -g -Wl,--build-id -o exe exe.c", tmpdir) &&
-		!sh("cd %s && cc -O1 -g -shared -fPIC -Wl,--build-id -Wl,-z,separate-code "
-		    "-Wl,-Ttext-segment=0x200000 "
-		    "-o lib.so lib.c",
-		    tmpdir) &&
-		!sh("cd %s && strip --strip-all -o exe.stripped exe && "
-		    "strip --strip-all -o lib.stripped.so lib.so",
-		    tmpdir) &&
+	built = !tcmd__run(build_error, sizeof(build_error),
+			   "cd %s && cc -O1 -g -Wl,--build-id -o exe exe.c", td.path) &&
+		!tcmd__run(build_error, sizeof(build_error),
+			   "cd %s && cc -O1 -g -shared -fPIC -Wl,--build-id -Wl,-z,separate-code "
+			   "-Wl,-Ttext-segment=0x200000 "
+			   "-o lib.so lib.c",
+			   td.path) &&
+		!tcmd__run(build_error, sizeof(build_error),
+			   "cd %s && strip --strip-all -o exe.stripped exe && "
+			   "strip --strip-all -o lib.stripped.so lib.so",
+			   td.path) &&
 		/* The debuginfo split, as distributions ship it. */
-		!sh("cd %s && cp exe exe.split && objcopy --only-keep-debug exe.split "
-		    "exe.split.debug && strip --strip-all exe.split && "
-		    "objcopy --add-gnu-debuglink=exe.split.debug exe.split",
-		    tmpdir);
+		!tcmd__run(build_error, sizeof(build_error),
+			   "cd %s && cp exe exe.split && objcopy --only-keep-debug exe.split "
+			   "exe.split.debug && strip --strip-all exe.split && "
+			   "objcopy --add-gnu-debuglink=exe.split.debug exe.split",
+			   td.path);
 	return 0;
 }
 
 static int teardown_all(void **state)
 {
 	(void)state;
-	if (strcmp(tmpdir + strlen(tmpdir) - 6, "XXXXXX"))
-		sh("rm -rf '%s'", tmpdir);
+	tdir__remove(&td);
 	return 0;
 }
 
-#define REQUIRE_BUILT()                                                                            \
-	do {                                                                                       \
-		if (!built) {                                                                      \
-			print_message("# skipping: cannot build test binaries: %s\n",              \
-				      build_error);                                                \
-			skip();                                                                    \
-		}                                                                                  \
-	} while (0)
-
 static void path_of(char *buf, size_t len, const char *name)
 {
-	snprintf(buf, len, "%s/%s", tmpdir, name);
+	snprintf(buf, len, "%s/%s", td.path, name);
 }
 
 /*
@@ -130,49 +98,10 @@ static void path_of(char *buf, size_t len, const char *name)
 static uint64_t file_offset_of(const char *path, const char *name, uint64_t delta,
 			       bool *load_differs)
 {
-	uint64_t off = UINT64_MAX, vaddr = UINT64_MAX;
-	Elf_Scn *scn = NULL;
-	size_t phnum;
-	Elf *elf;
-	int fd;
+	uint64_t off = telf__offset_of(path, name, delta, load_differs);
 
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	assert_non_null(elf);
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		gelf_getshdr(scn, &sh);
-		if (sh.sh_type != SHT_SYMTAB)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-
-			gelf_getsym(data, (int)i, &sym);
-			if (!strcmp(elf_strptr(elf, sh.sh_link, sym.st_name), name))
-				vaddr = sym.st_value + delta;
-		}
-	}
-	assert_true(vaddr != UINT64_MAX);
-	assert_int_equal(elf_getphdrnum(elf, &phnum), 0);
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		gelf_getphdr(elf, (int)i, &ph);
-		if (ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
-		    vaddr < ph.p_vaddr + ph.p_filesz) {
-			off = vaddr - ph.p_vaddr + ph.p_offset;
-			if (load_differs)
-				*load_differs = ph.p_vaddr != ph.p_offset;
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	assert_true(off != UINT64_MAX);
+	if (off == UINT64_MAX)
+		fail_msg("%s: no symbol %s in a PT_LOAD", path, name);
 	return off;
 }
 
@@ -183,7 +112,7 @@ static void test_executable(void **state)
 	uint64_t symaddr;
 
 	(void)state;
-	REQUIRE_BUILT();
+	TEST_REQUIRE(built, build_error);
 	path_of(path, sizeof(path), "exe");
 	assert_int_equal(elfsym__open(path, NULL, &e), 0);
 	assert_string_equal(elfsym__lookup(e, file_offset_of(path, "hot_alpha", 0, NULL), NULL),
@@ -207,7 +136,7 @@ static void test_shared_library_offset_is_not_vaddr(void **state)
 	struct elfsym *e;
 
 	(void)state;
-	REQUIRE_BUILT();
+	TEST_REQUIRE(built, build_error);
 	path_of(path, sizeof(path), "lib.so");
 	assert_int_equal(elfsym__open(path, NULL, &e), 0);
 	for (size_t i = 0; i < 2; i++) {
@@ -232,7 +161,7 @@ static void test_stripped(void **state)
 	const char *name;
 
 	(void)state;
-	REQUIRE_BUILT();
+	TEST_REQUIRE(built, build_error);
 	/* A stripped executable has no symbol for a static function: no name, no crash. */
 	path_of(orig, sizeof(orig), "exe");
 	path_of(path, sizeof(path), "exe.stripped");
@@ -256,7 +185,7 @@ static void test_debuglink(void **state)
 	struct elfsym *e;
 
 	(void)state;
-	REQUIRE_BUILT();
+	TEST_REQUIRE(built, build_error);
 	path_of(orig, sizeof(orig), "exe");
 	path_of(path, sizeof(path), "exe.split");
 	assert_int_equal(elfsym__open(path, NULL, &e), 0);
@@ -278,7 +207,7 @@ static void test_open_fd_own_debuginfo(void **state)
 	int fd, dfd;
 
 	(void)state;
-	REQUIRE_BUILT();
+	TEST_REQUIRE(built, build_error);
 	path_of(orig, sizeof(orig), "exe");
 	path_of(path, sizeof(path), "exe.split");
 	path_of(dbg, sizeof(dbg), "exe.split.debug");
@@ -324,7 +253,7 @@ static void test_changed_and_missing(void **state)
 	struct elfsym *e;
 
 	(void)state;
-	REQUIRE_BUILT();
+	TEST_REQUIRE(built, build_error);
 	path_of(path, sizeof(path), "exe");
 	assert_int_equal(elfsym__open(path, NULL, &e), 0);
 	snprintf(bid, sizeof(bid), "%s", elfsym__build_id(e));

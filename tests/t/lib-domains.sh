@@ -1,5 +1,9 @@
-# tests/t/t21-lib.sh: helpers of the domain acceptance tests (t21*.sh).
-# Source it after tests/lib.sh and tests/guest/guest-lib.sh.
+# tests/t/lib-domains.sh: helpers of the domain acceptance tests (t21*.sh).
+# Source it after tests/t/test-lib.sh (and after setting GUEST_ADD, if the
+# test adds programs to its guests); it sources tests/guest/guest-lib.sh.
+[ -z "${lib_domains_loaded:-}" ] || return 0
+lib_domains_loaded=1
+. "$top_srcdir/tests/guest/guest-lib.sh"
 
 # proc_run_ns PID: the CPU time (ns) all current threads of PID have used.
 proc_run_ns() {
@@ -32,7 +36,7 @@ dp_record() {
 
 # dp_record_bg ERRFILE ARGS...: start `domprof record ARGS` in the background
 # once no other collector runs, and wait until it collects (its timer-mode
-# line on stderr). Sets $record_pid; record_stop (tests/lib.sh) stops it.
+# line on stderr). Sets $record_pid; record_stop (tests/t/test-lib.sh) stops it.
 dp_record_bg() {
 	dp_err=$1
 	shift
@@ -48,7 +52,31 @@ dp_record_bg() {
 }
 
 # dp_decode STREAM.zst [records|tasks]: a saved stream decoded by
-# tests/t/t21-stream.py (see there).
+# tests/helper/stream-records.py (see there).
 dp_decode() {
-	zstd -dcq "$1" | python3 "$top_srcdir/tests/t/t21-stream.py" "${2:-records}"
+	zstd -dcq "$1" | python3 "$top_srcdir/tests/helper/stream-records.py" "${2:-records}"
+}
+
+# kvm_mini_start ELF TITLE PREREQ...: unless a PREREQ is missing (then skip
+# TITLE and end the test), take the collector lock and start the KVM fixture
+# (tests/guest/kvm-mini) on ELF for 30 s, killed at exit, and wait until it
+# runs its guest (up to 10 s). Sets $mpid. At the top level: not in a test body.
+kvm_mini_start() {
+	km_elf=$1 km_title=$2
+	shift 2
+	for km_p in "$@"; do
+		if ! reason=$(prereq_$km_p); then
+			test_skip "$km_title" "$reason"
+			test_done
+		fi
+	done
+	test_lock_collector
+	"$top_builddir/tests/guest/kvm-mini" --seconds 30 "$km_elf" >mini.out 2>mini.err &
+	mpid=$!
+	test_at_exit "kill $mpid 2>/dev/null"
+	km_n=0
+	while ! grep -qx started mini.out && [ $km_n -lt 100 ]; do
+		sleep 0.1
+		km_n=$((km_n + 1))
+	done
 }

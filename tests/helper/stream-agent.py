@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Decode a saved event stream (doc/event-buffer.md) for the agent tests.
 
-    zstd -dc SESSION/raw/events.zst | t22-stream.py [BIN_SECONDS]
+    zstd -dc SESSION/raw/events.zst | stream-agent.py [BIN_SECONDS]
 
 One line per fact, times in seconds from the session start (SESSION record):
     sample NAME BIN MODE COUNT      samples of domain NAME in the bin starting

@@ -1,6 +1,6 @@
-# tests/lib.sh: a small TAP test library in the manner of git's t/test-lib.sh.
+# tests/t/test-lib.sh: a small TAP test library in the manner of git's t/test-lib.sh.
 #
-#   . "$top_srcdir/tests/lib.sh"
+#   . "$top_srcdir/tests/t/test-lib.sh"
 #   test_require ROOT PERF_EVENTS      # skip the whole script, with the reason, if missing
 #   test_expect_success 'what a user would check' '
 #           domprof record ... && grep ...
@@ -156,9 +156,9 @@ max_sample_rate() {
 	cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo 4000
 }
 
-# csv_sum FILE [-g COLS] FILTER...: sum of a report csv's samples (tests/csvsum.py).
+# csv_sum FILE [-g COLS] FILTER...: sum of a report csv's samples (tests/helper/csvsum.py).
 csv_sum() {
-	python3 "$top_srcdir/tests/csvsum.py" "$@"
+	python3 "$top_srcdir/tests/helper/csvsum.py" "$@"
 }
 
 # stat_get SESSION KEY: a counter of meta/stats (empty if absent).

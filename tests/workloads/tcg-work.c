@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * t23-work: the TCG plugin tests' guest workload (static, in the guest's
+ * tcg-work: the TCG plugin tests' guest workload (static, in the guest's
  * /bin): a fixed amount of work whose progress it prints itself.
  *
- *   t23-work ROUNDS [sys]     ROUNDS rounds (0: forever)
+ *   tcg-work ROUNDS [sys]     ROUNDS rounds (0: forever)
  *
  * A round is t23_user() (a pure user-mode loop of about 4 M instructions)
  * and, with "sys", t23_sys() (reads of /dev/zero: mostly kernel time).
- * Prints "t23-work: start", "t23-work: progress N" every 8 rounds and
- * "t23-work: done N rounds in S s" (guest CLOCK_MONOTONIC) at the end.
+ * Prints "tcg-work: start", "tcg-work: progress N" every 8 rounds and
+ * "tcg-work: done N rounds in S s" (guest CLOCK_MONOTONIC) at the end.
  */
 #include "config.h"
 
@@ -61,17 +61,17 @@ int main(int argc, char **argv)
 	double start = now_s();
 	long r;
 
-	printf("t23-work: start\n");
+	printf("tcg-work: start\n");
 	fflush(stdout);
 	for (r = 0; rounds <= 0 || r < rounds; r++) {
 		t23_user(UNIT);
 		if (fd >= 0)
 			t23_sys(fd);
 		if (r % 8 == 7) {
-			printf("t23-work: progress %ld\n", r + 1);
+			printf("tcg-work: progress %ld\n", r + 1);
 			fflush(stdout);
 		}
 	}
-	printf("t23-work: done %ld rounds in %.3f s\n", r, now_s() - start);
+	printf("tcg-work: done %ld rounds in %.3f s\n", r, now_s() - start);
 	return 0;
 }

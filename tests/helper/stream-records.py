@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Decode a saved event stream (doc/event-buffer.md), for the t21* tests.
 
-    zstd -dc SESSION/raw/events.zst | t21-stream.py records
+    zstd -dc SESSION/raw/events.zst | stream-records.py records
         one line per record: "CODE ARG...", a string argument (always the
         last) decoded and in Python repr; then "samples N"
-    zstd -dc SESSION/raw/events.zst | t21-stream.py tasks
+    zstd -dc SESSION/raw/events.zst | stream-records.py tasks
         one line per (domain, tgid) with samples:
         "DOMAIN TGID COUNT FIRST_NS LAST_NS" (times of the TIME record in
         force when the samples came)

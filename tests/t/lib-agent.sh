@@ -1,5 +1,8 @@
-# tests/t/t22-lib.sh: helpers of the guest agent acceptance tests (t22*.sh).
-# Source it after tests/lib.sh, tests/guest/guest-lib.sh and tests/t/t21-lib.sh.
+# tests/t/lib-agent.sh: helpers of the guest agent acceptance tests (t22*.sh).
+# Source it after tests/t/test-lib.sh; it sources tests/t/lib-domains.sh.
+[ -z "${lib_agent_loaded:-}" ] || return 0
+lib_agent_loaded=1
+. "$top_srcdir/tests/t/lib-domains.sh"
 
 # build_id FILE: the hex build-id of an ELF file (empty when it has none).
 build_id() {
@@ -31,16 +34,16 @@ check_shares() {
 }
 
 # agent_stream SESSION [BIN_SECONDS]: the session's stream decoded by
-# tests/t/t22-stream.py.
+# tests/helper/stream-agent.py.
 agent_stream() {
-	zstd -dcq "$1/raw/events.zst" | python3 "$top_srcdir/tests/t/t22-stream.py" ${2:-}
+	zstd -dcq "$1/raw/events.zst" | python3 "$top_srcdir/tests/helper/stream-agent.py" ${2:-}
 }
 
 # console_watch NAME OUT: in the background, copy the guest's console lines
 # to OUT as they come, each prefixed with the host's CLOCK_MONOTONIC ns (the
 # session's clock) when it was seen (within 50 ms). Sets $watch_pid.
 console_watch() {
-	# 9>&-: it must not hold the collector test lock (tests/lib.sh) if it outlives us.
+	# 9>&-: it must not hold the collector test lock (tests/t/test-lib.sh) if it outlives us.
 	python3 - "$(guest_console "$1")" "$2" 9>&- <<-\PY &
 	import os, sys, time
 	src, dst = sys.argv[1], sys.argv[2]

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Read one odb sample file (OProfile's format, /work/shared/REFERENCE.md).
 
-    t21-odb.py FILE              one line per key: "0xKEY COUNT", by key
-    t21-odb.py FILE RANGES       "total N", then "range NAME N" per range of
+    odb.py FILE              one line per key: "0xKEY COUNT", by key
+    odb.py FILE RANGES       "total N", then "range NAME N" per range of
                                  RANGES (kvm-mini's "range NAME START END"
                                  lines, END exclusive) and "range outside N"
 

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The unit tests' shared scaffolding (tests/helper/libdptest.a): temporary
+ * directories, whole-file reads and writes, shell commands with their
+ * failure kept for a skip message, ELF symbol offsets of binaries built at
+ * test time, word-stream record builders and a report rendered to a string.
+ *
+ * Functions named *__must_* and the record builders fail the running cmocka
+ * test on error (they call cmocka's assert macros, so only call them from a
+ * test or a fixture); the others return -errno or a sentinel the caller
+ * checks, so that a group setup can turn a failure into a skip.
+ */
+#ifndef DOMPROF_TESTS_DPTEST_H
+#define DOMPROF_TESTS_DPTEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "domprof/report.h"
+#include "domprof/words.h"
+
+/* A (pointer, length) pair for a string literal argument. */
+#define S(s) s, sizeof(s) - 1
+
+/* ---- temporary directories ---- */
+
+/* A directory made by tdir__create, and a descriptor open on it. */
+struct tdir {
+	char path[64];
+	int dfd;
+};
+
+/*
+ * Make /tmp/<name>-XXXXXX and open it (O_DIRECTORY). Returns 0, -ENAMETOOLONG
+ * for a name that does not fit in path, or the -errno of mkdtemp/open (with
+ * nothing left behind). dfd is -1 until it succeeds.
+ */
+int tdir__create(struct tdir *t, const char *name);
+/*
+ * Close t's descriptor and remove its tree; 0 or the first -errno. Accepts a
+ * struct never created (zeroed, or whose create failed).
+ */
+int tdir__remove(struct tdir *t);
+/* Remove name beneath dirfd and all below it, without following links; 0 or the first -errno. */
+int tdir__rm_rf(int dirfd, const char *name);
+
+/* ---- files ---- */
+
+/* All of rel beneath dirfd, NUL-terminated (not counted in *len); free() it. Fails the test. */
+uint8_t *tfile__must_read(int dirfd, const char *rel, size_t *len);
+/* Replace rel beneath dirfd (AT_FDCWD: a path) by len bytes of data, mode 0644. Fails the test. */
+void tfile__must_write(int dirfd, const char *rel, const void *data, size_t len);
+/* As tfile__must_write, returning 0 or -errno instead: for group setups that skip. */
+int tfile__write(int dirfd, const char *rel, const void *data, size_t len);
+
+/* ---- shell commands ---- */
+
+/*
+ * Run the formatted command with system(3); on a non-zero status, describe
+ * it in err (kept for the skip message of tests that need what it builds).
+ * Returns system's status: 0 when the command succeeded.
+ */
+int tcmd__run(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Whether cc, objcopy and strip are installed (the tools that build test binaries). */
+bool tcmd__have_build_tools(void);
+
+/* Skip the running test, saying why, unless cond holds (for fixtures built in a group setup). */
+#define TEST_REQUIRE(cond, why)                                                                    \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			print_message("# skipping: cannot build test binaries: %s\n", (why));      \
+			skip();                                                                    \
+		}                                                                                  \
+	} while (0)
+
+/* ---- ELF binaries built at test time ---- */
+
+/*
+ * The file offset the recorder stores for a pc at symbol name + delta in the
+ * ELF file at path: through the PT_LOAD holding it. *load_differs (if not
+ * NULL) tells whether that segment has p_vaddr != p_offset. UINT64_MAX when
+ * the file, the symbol or its segment is missing.
+ */
+uint64_t telf__offset_of(const char *path, const char *name, uint64_t delta, bool *load_differs);
+
+/* ---- word streams ---- */
+
+/* Append one record, or one with a string, to b. Fail the test on error. */
+void twords__rec(struct dp_words *b, enum dp_code code, const uint64_t *a, unsigned n);
+void twords__str(struct dp_words *b, enum dp_code code, const uint64_t *a, unsigned n,
+		 const char *s, size_t len);
+/* Append n samples at off of event ev; with step, at off, off + 1, ... off + n - 1. */
+void twords__samples(struct dp_words *b, uint64_t off, uint32_t ev, unsigned n, bool step);
+/* An IMAGE_DEF for id of kind, named name, modified at mtime, mapped at [start, end). */
+void twords__image(struct dp_words *b, uint64_t id, enum dp_image_kind kind, uint64_t mtime,
+		   const char *name, size_t len, uint64_t start, uint64_t end);
+
+/* ---- reports ---- */
+
+/* The report o loads, written in fmt, NUL-terminated; free() it. Fails the test. */
+char *treport__must_render(const struct report_opts *o, enum report_format fmt);
+
+#endif
