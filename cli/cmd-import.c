@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "domprof/cli.h"
+#include "cli/cli.h"
 #include "domprof/daemon.h"
 #include "domprof/errbuf.h"
 #include "domprof/import.h"

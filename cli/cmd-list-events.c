@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "domprof/cli.h"
+#include "cli/cli.h"
 #include "domprof/events.h"
 
 static void list_usage(FILE *f)

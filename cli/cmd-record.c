@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "domprof/cli.h"
-#include "domprof/collector.h"
+#include "cli/cli.h"
+#include "domprof/record.h"
 #include "domprof/daemon.h"
 #include "domprof/events.h"
 #include "domprof/passive.h"

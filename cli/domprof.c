@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "domprof/cli.h"
+#include "cli/cli.h"
 
 static const struct subcommand {
 	const char *name;

@@ -2,7 +2,7 @@
 /* domprofd: the host collection of `domprof record -a`, as a long-running daemon. */
 #include "config.h"
 
-#include "domprof/cli.h"
+#include "cli/cli.h"
 
 int main(int argc, char **argv)
 {

@@ -28,7 +28,7 @@
 #include "domprof/session.h"
 #include "domprof/records.h"
 #include "domprof/words.h"
-#include "../bench/gen.h"
+#include "bench/gen.h"
 
 #define NIMAGES 300
 #define NTASKS	64

@@ -22,7 +22,7 @@
 #include "domprof/mem.h"
 #include "domprof/metafile.h"
 #include "domprof/session.h"
-#include "daemon-priv.h"
+#include "daemon/internal.h"
 
 /* "domains/" + a mangled name + "/root/.build-id/xx/" + ".rest.part" */
 #define BID_PATH_MAX (16 + 255 + 32 + 2 * DP_BUILD_ID_MAX + 16)

@@ -14,7 +14,7 @@
 #include "domprof/daemon.h"
 #include "domprof/odb.h"
 #include "domprof/session.h"
-#include "daemon-priv.h"
+#include "daemon/internal.h"
 
 int daemon__parse_separate(const char *s, unsigned *out)
 {

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "domprof/hash.h"
-#include "daemon-priv.h"
-#include "mangle.h"
+#include "daemon/internal.h"
+#include "daemon/mangle.h"
 
 typedef int (*handler_fn)(struct daemon *d, const struct dp_item *it);
 

@@ -4,7 +4,7 @@ noinst_LIBRARIES += daemon/libdpdaemon.a
 daemon_libdpdaemon_a_SOURCES = \
 	daemon/bidstore.c \
 	daemon/daemon.c \
-	daemon/daemon-priv.h \
+	daemon/internal.h \
 	daemon/handlers.c \
 	daemon/mangle.c \
 	daemon/mangle.h \
@@ -20,7 +20,6 @@ check_PROGRAMS += tests/unit/test-mangle tests/unit/test-daemon
 TESTS += tests/unit/test-mangle tests/unit/test-daemon
 tests_unit_test_mangle_SOURCES = tests/unit/test-mangle.c
 tests_unit_test_mangle_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_mangle_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
 tests_unit_test_mangle_LDADD = daemon/libdpdaemon.a lib/libdpcore.a $(ZSTD_LIBS) $(UNIT_LIBS)
 tests_unit_test_daemon_SOURCES = tests/unit/test-daemon.c
 tests_unit_test_daemon_CFLAGS = $(UNIT_CFLAGS)

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "domprof/daemon.h"
-#include "mangle.h"
+#include "daemon/mangle.h"
 
 #define FNV_BASIS 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL

@@ -15,7 +15,7 @@
 #include "domprof/metafile.h"
 #include "domprof/session.h"
 #include "domprof/strbuf.h"
-#include "daemon-priv.h"
+#include "daemon/internal.h"
 
 /* Lower-case hex, at least width digits, then sep: meta/kallsyms has 10^5 lines of these. */
 static void sb_hex(struct dp_strbuf *b, uint64_t v, int width, char sep)

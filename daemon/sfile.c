@@ -16,8 +16,8 @@
 
 #include "domprof/hash.h"
 #include "domprof/odb.h"
-#include "daemon-priv.h"
-#include "mangle.h"
+#include "daemon/internal.h"
+#include "daemon/mangle.h"
 
 static uint64_t skey_hash(const struct skey *k)
 {

@@ -1,4 +1,6 @@
-# host/: the host collector (perf_event_open, ring buffers) and the sync stage.
+# host/: the host producer: the collector (perf_event_open, ring buffers),
+# process maps, images, kernel symbols, and the sync stage (host/sync/),
+# which resolves passive domains: its programs link passive/ too.
 noinst_LIBRARIES += host/libdphost.a
 host_libdphost_a_SOURCES = \
 	host/internal.h \
@@ -21,14 +23,7 @@ host_libdphost_a_SOURCES = \
 	host/procmap.c \
 	host/images.c \
 	host/kernel.c \
-	host/collector.c \
-	host/record.c \
-	host/domains.h \
-	host/domains.c \
-	host/agents.h \
-	host/agents.c \
-	host/tcg.h \
-	host/tcg.c
+	host/collector.c
 host_libdphost_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
 
 if HAVE_CMOCKA
@@ -36,13 +31,14 @@ check_PROGRAMS += tests/unit/test-hostsync tests/unit/test-hostsync-collector
 TESTS += tests/unit/test-hostsync tests/unit/test-hostsync-collector
 tests_unit_test_hostsync_SOURCES = tests/unit/test-hostsync.c
 tests_unit_test_hostsync_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_hostsync_LDADD = host/libdphost.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) \
+tests_unit_test_hostsync_LDADD = host/libdphost.a passive/libdppassive.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) \
 	$(UNIT_LIBS)
 endif
 if HAVE_CMOCKA
 tests_unit_test_hostsync_collector_SOURCES = tests/unit/test-hostsync-collector.c
 tests_unit_test_hostsync_collector_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_hostsync_collector_LDADD = host/libdphost.a events/libdpevents.a lib/libdpcore.a \
+tests_unit_test_hostsync_collector_LDADD = host/libdphost.a events/libdpevents.a \
+	passive/libdppassive.a lib/libdpcore.a \
 	$(DW_LIBS) $(ELF_LIBS) $(PFM_LIBS) $(UNIT_LIBS)
 endif
 

@@ -1,8 +1,8 @@
-# pp/ build fragment, included by the top Makefile.am.
-# pp/: post-profiling (report, symbolisation, import): reads sessions only.
+# pp/: post-profiling (report, symbolisation): reads sessions only.
 noinst_LIBRARIES += pp/libdppp.a
 pp_libdppp_a_SOURCES = \
-	pp/pp.h \
+	pp/internal.h \
+	pp/symbols.h \
 	pp/session-read.c \
 	pp/symbols.c \
 	pp/report.c \
@@ -10,8 +10,7 @@ pp_libdppp_a_SOURCES = \
 	pp/report-cols.c \
 	pp/report-text.c \
 	pp/report-csv.c \
-	pp/report-json.c \
-	pp/import.c
+	pp/report-json.c
 pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
 PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS)
 

@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 #include "domprof/report.h"
-#include "pp.h"
+#include "pp/internal.h"
 
 /* A row of the per-image and per-symbol tables. */
 struct row {

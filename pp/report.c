@@ -17,7 +17,7 @@
 
 #include "domprof/report.h"
 #include "domprof/session.h"
-#include "domprof/symbols.h"
+#include "pp/symbols.h"
 #include "report-model.h"
 
 /* One renderer per output format, indexed by enum report_format. */

@@ -26,7 +26,7 @@
 #include "domprof/metafile.h"
 #include "domprof/odb.h"
 #include "domprof/session.h"
-#include "pp.h"
+#include "pp/internal.h"
 
 /* Bounds on what a session may make us hold. */
 #define PP_MAX_DEPTH   96

@@ -17,7 +17,7 @@
 
 #include "domprof/mem.h"
 #include "domprof/metafile.h"
-#include "domprof/symbols.h"
+#include "pp/symbols.h"
 
 /* ---- kernel symbols ---- */
 

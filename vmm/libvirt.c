@@ -18,7 +18,7 @@
 
 #include "domprof/clock.h"
 #include "domprof/errbuf.h"
-#include "vmm-int.h"
+#include "vmm/internal.h"
 
 /* ---- pure parsers, built with or without libvirt ---- */
 

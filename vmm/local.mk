@@ -1,7 +1,7 @@
 # vmm/: domain discovery (libvirt, /proc, --vmm-pid) and thread roles.
 noinst_LIBRARIES += vmm/libdpvmm.a
 vmm_libdpvmm_a_SOURCES = \
-	vmm/vmm-int.h \
+	vmm/internal.h \
 	vmm/vmm.c \
 	vmm/procscan.c \
 	vmm/threads.c \

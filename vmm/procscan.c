@@ -19,7 +19,7 @@
 
 #include "domprof/errbuf.h"
 #include "domprof/io.h"
-#include "vmm-int.h"
+#include "vmm/internal.h"
 
 static int proc_path(char *buf, size_t cap, const char *procfs, pid_t pid, const char *file)
 {

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "vmm-int.h"
+#include "vmm/internal.h"
 
 /* A decimal vCPU index that is all of s; -1 otherwise. */
 static int vcpu_index(const char *s)

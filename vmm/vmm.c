@@ -16,7 +16,7 @@
 #include "domprof/clock.h"
 #include "domprof/errbuf.h"
 #include "domprof/mem.h"
-#include "vmm-int.h"
+#include "vmm/internal.h"
 
 #define DEFAULT_URI	     "qemu:///system"
 #define THREADS_REREAD_NS    1000000000ull

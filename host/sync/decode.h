@@ -48,7 +48,7 @@ struct sync_format {
 struct sync_sample {
 	uint64_t id, ip, time;
 	uint32_t pid, tid, cpu;
-	uint32_t cpu_res; /* CPU's reserved half: a TCG plugin's vCPU + 1 (host/tcg.c) */
+	uint32_t cpu_res; /* CPU's reserved half: a TCG plugin's vCPU + 1 (record/tcg.c) */
 	bool has_id, has_time, has_cpu;
 };
 

@@ -15,7 +15,7 @@
 
 #include "domprof/daemon.h"
 #include "domprof/hash.h"
-#include "mangle.h"
+#include "daemon/mangle.h"
 
 #define S(s)	 s, sizeof(s) - 1
 #define SEP_NONE 0u

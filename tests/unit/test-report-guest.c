@@ -32,7 +32,7 @@
 #include "domprof/odb.h"
 #include "domprof/report.h"
 #include "domprof/session.h"
-#include "domprof/symbols.h"
+#include "pp/symbols.h"
 #include "domprof/words.h"
 
 static struct tdir td;

@@ -23,7 +23,7 @@
 
 #include "helper/dptest.h"
 
-#include "domprof/symbols.h"
+#include "pp/symbols.h"
 
 static struct tdir td;
 static bool built;

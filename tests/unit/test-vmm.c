@@ -30,7 +30,7 @@
 #endif
 
 #include "domprof/vmm.h"
-#include "../../vmm/vmm-int.h"
+#include "vmm/internal.h"
 
 #define UUID1 "6f1d2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b"
 

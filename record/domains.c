@@ -26,8 +26,8 @@
 #include "domprof/records.h"
 #include "domprof/vmm.h"
 #include "domprof/words.h"
-#include "host/agents.h"
-#include "host/domains.h"
+#include "record/agents.h"
+#include "record/domains.h"
 
 #define MAX_TRACKED 16384 /* vCPU threads followed at once */
 

@@ -21,7 +21,7 @@
 #include "domprof/records.h"
 #include "domprof/tcgring.h"
 #include "domprof/words.h"
-#include "host/tcg.h"
+#include "record/tcg.h"
 
 /* The sample id the sync stage knows the plugins' samples by: no kernel id comes near it. */
 #define TCG_SAMPLE_ID (UINT64_MAX - 0x7463)

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The record loop's domain producer (host/domains.c); private to host/. */
-#ifndef DOMPROF_HOST_DOMAINS_H
-#define DOMPROF_HOST_DOMAINS_H
+/* The record loop's domain producer (record/domains.c); private to record/. */
+#ifndef DOMPROF_RECORD_DOMAINS_H
+#define DOMPROF_RECORD_DOMAINS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "domprof/collector.h"
+#include "domprof/record.h"
 #include "domprof/vmm.h"
 #include "domprof/words.h"
 

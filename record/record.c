@@ -14,6 +14,7 @@
 
 #include "domprof/clock.h"
 #include "domprof/collector.h"
+#include "domprof/record.h"
 #include "domprof/daemon.h"
 #include "domprof/errbuf.h"
 #include "domprof/hostsync.h"
@@ -22,8 +23,8 @@
 #include "domprof/stream.h"
 #include "domprof/tcgring.h"
 #include "domprof/words.h"
-#include "host/domains.h"
-#include "host/tcg.h"
+#include "record/domains.h"
+#include "record/tcg.h"
 
 #define POLL_MS		100
 #define SYNC_EVERY_NS	(3 * 1000000000ull)

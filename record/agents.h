@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The guest agents' producer (host/agents.c); private to host/. */
-#ifndef DOMPROF_HOST_AGENTS_H
-#define DOMPROF_HOST_AGENTS_H
+/* The guest agents' producer (record/agents.c); private to record/. */
+#ifndef DOMPROF_RECORD_AGENTS_H
+#define DOMPROF_RECORD_AGENTS_H
 
 #include <stdbool.h>
 #include <stdint.h>

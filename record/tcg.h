@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The TCG plugins' producer (host/tcg.c); private to host/. */
-#ifndef DOMPROF_HOST_TCG_H
-#define DOMPROF_HOST_TCG_H
+/* The TCG plugins' producer (record/tcg.c); private to record/. */
+#ifndef DOMPROF_RECORD_TCG_H
+#define DOMPROF_RECORD_TCG_H
 
 #include <stdint.h>
 

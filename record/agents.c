@@ -27,7 +27,7 @@
 #include "domprof/records.h"
 #include "domprof/strbuf.h"
 #include "domprof/words.h"
-#include "host/agents.h"
+#include "record/agents.h"
 
 #define KTEXT_MAX     (64u << 20) /* kallsyms text kept per guest */
 #define MTEXT_MAX     (1u << 20)  /* modules text */
