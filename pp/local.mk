@@ -26,7 +26,7 @@ tests_unit_test_report_SOURCES = tests/unit/test-report.c
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
 # the report's model (pp/report-model.h) is tested too
 tests_unit_test_report_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/pp
-tests_unit_test_report_LDADD = $(PP_LIBS) $(UNIT_LIBS)
+tests_unit_test_report_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_guest_SOURCES = tests/unit/test-report-guest.c
 tests_unit_test_report_guest_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 tests_unit_test_report_guest_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \

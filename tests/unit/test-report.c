@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 #include "domprof/odb.h"
 #include "domprof/report.h"
 #include "domprof/session.h"
+#include "helper/dptest.h"
 #include "report-model.h"
 
 static char sess[] = "/tmp/dp-test-report-XXXXXX";
@@ -231,33 +233,13 @@ static int teardown_all(void **state)
 	return system(cmd) ? -1 : 0;
 }
 
-/* The report as a string; free() it. */
-static char *run_report(const struct report_opts *o, enum report_format fmt)
-{
-	struct report *r;
-	char err[512], *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int ret;
-
-	ret = report__load(o, &r, err, sizeof(err));
-	if (ret)
-		fail_msg("report__load: %d %s", ret, err);
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(report__write(r, fmt, f), 0);
-	fclose(f);
-	report__free(r);
-	return buf;
-}
-
 static void test_csv_images(void **state)
 {
 	struct report_opts o = {.session_dir = sess};
 	char *out;
 
 	(void)state;
-	out = run_report(&o, REPORT_CSV);
+	out = treport__must_render(&o, REPORT_CSV);
 	assert_string_equal(out, "domain,mode,image,samples,percent,event\n"
 				 "vm1,guest-kernel,vmlinux,10,40.0000,cpu-clock\n"
 				 "host,host-kernel,vmlinux,8,32.0000,cpu-clock\n"
@@ -275,7 +257,7 @@ static void test_csv_symbols(void **state)
 	char *out;
 
 	(void)state;
-	out = run_report(&o, REPORT_CSV);
+	out = treport__must_render(&o, REPORT_CSV);
 	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event\n"
 				 "vm1,guest-kernel,vmlinux,[unknown],10,40.0000,cpu-clock\n"
 				 "host,host-kernel,vmlinux,startup_64,5,20.0000,cpu-clock\n"
@@ -297,7 +279,7 @@ static void test_filters(void **state)
 
 	(void)state;
 	/* Percentages are of the selection: the host's 15 cpu-clock samples. */
-	out = run_report(&o, REPORT_CSV);
+	out = treport__must_render(&o, REPORT_CSV);
 	assert_string_equal(out, "domain,mode,image,samples,percent,event\n"
 				 "host,host-kernel,vmlinux,8,53.3333,cpu-clock\n"
 				 "host,host-user,/nonexistent/app,4,26.6667,cpu-clock\n"
@@ -308,7 +290,7 @@ static void test_filters(void **state)
 
 	o.domain = "vm1";
 	o.symbols = true;
-	out = run_report(&o, REPORT_CSV);
+	out = treport__must_render(&o, REPORT_CSV);
 	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event\n"
 				 "vm1,guest-kernel,vmlinux,[unknown],10,100.0000,cpu-clock\n");
 	free(out);
@@ -328,7 +310,7 @@ static void test_text(void **state)
 	char *out;
 
 	(void)state;
-	out = run_report(&o, REPORT_TEXT);
+	out = treport__must_render(&o, REPORT_TEXT);
 	assert_non_null(strstr(out, "Counted cpu-clock events (timer mode) with a unit mask of "
 				    "0x00 (No unit mask) count 250000\n"));
 	assert_non_null(strstr(out, "Lost records: 7, throttled: 2, dropped samples: 0\n"));
@@ -341,7 +323,7 @@ static void test_text(void **state)
 	free(out);
 
 	o.symbols = true;
-	out = run_report(&o, REPORT_TEXT);
+	out = treport__must_render(&o, REPORT_TEXT);
 	assert_non_null(strstr(out, "Note: /nonexistent/app: not found\n"));
 	assert_non_null(strstr(out, "startup_64\n"));
 	free(out);
@@ -362,6 +344,29 @@ static int python_check(const char *json, const char *script)
 	return ret;
 }
 
+static bool have_python3(void)
+{
+	return system("command -v python3 >/dev/null") == 0;
+}
+
+/* The JSON report o loads must pass script (run by python3 with the file as argv[1]). */
+static void json_must_pass(const struct report_opts *o, const char *script)
+{
+	char *out = treport__must_render(o, REPORT_JSON);
+
+	assert_int_equal(python_check(out, script), 0);
+	free(out);
+}
+
+/* Skip the running test when the JSON checks cannot run. */
+static void require_python3(void)
+{
+	if (!have_python3()) {
+		print_message("# skipping: python3 is not installed\n");
+		skip();
+	}
+}
+
 static void test_json(void **state)
 {
 	static const char script[] =
@@ -378,16 +383,10 @@ static void test_json(void **state)
 		"assert d[\"events\"][0][\"count\"] == 250000\n"
 		"assert any(\"bad sample files\" in n for n in d[\"notes\"]), d[\"notes\"]\n";
 	struct report_opts o = {.session_dir = sess, .symbols = true};
-	char *out;
 
 	(void)state;
-	if (system("command -v python3 >/dev/null")) {
-		print_message("# skipping: python3 is not installed\n");
-		skip();
-	}
-	out = run_report(&o, REPORT_JSON);
-	assert_int_equal(python_check(out, script), 0);
-	free(out);
+	require_python3();
+	json_must_pass(&o, script);
 }
 
 #define DOM_HEADER                                                                                 \
@@ -400,7 +399,7 @@ static void test_domain_table_csv(void **state)
 	char *out;
 
 	(void)state;
-	out = run_report(&o, REPORT_CSV);
+	out = treport__must_render(&o, REPORT_CSV);
 	assert_string_equal(out, DOM_HEADER "host,55,55.0000,0,0,0,0,30,25,0,cpu-clock\n"
 					    "web,35,35.0000,10,15,0,10,0,0,2000000000,cpu-clock\n"
 					    "\"db\nx\",10,10.0000,0,0,10,0,0,0,0,cpu-clock\n");
@@ -408,7 +407,7 @@ static void test_domain_table_csv(void **state)
 
 	/* --domain narrows the table too; percentages are of the selection */
 	o.domain = "web";
-	out = run_report(&o, REPORT_CSV);
+	out = treport__must_render(&o, REPORT_CSV);
 	assert_string_equal(out,
 			    DOM_HEADER "web,35,100.0000,10,15,0,10,0,0,2000000000,cpu-clock\n");
 	free(out);
@@ -416,7 +415,7 @@ static void test_domain_table_csv(void **state)
 	/* the old table is unchanged without --table */
 	o.table = REPORT_TABLE_ALL;
 	o.symbols = true;
-	out = run_report(&o, REPORT_CSV);
+	out = treport__must_render(&o, REPORT_CSV);
 	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event\n"
 				 "web,guest-user,[guest-user],[unknown],15,42.8571,cpu-clock\n"
 				 "web,guest-kernel,[guest-kernel],[unknown],10,28.5714,cpu-clock\n"
@@ -426,7 +425,7 @@ static void test_domain_table_csv(void **state)
 
 	o.domain = NULL;
 	o.symbols = false;
-	out = run_report(&o, REPORT_CSV);
+	out = treport__must_render(&o, REPORT_CSV);
 	assert_string_equal(out, "domain,mode,image,samples,percent,event\n"
 				 "host,host-kernel,vmlinux,30,30.0000,cpu-clock\n"
 				 "host,host-user,/nonexistent/app,25,25.0000,cpu-clock\n"
@@ -444,7 +443,7 @@ static void test_domain_table_text(void **state)
 	char *out, *table, *images;
 
 	(void)state;
-	out = run_report(&o, REPORT_TEXT);
+	out = treport__must_render(&o, REPORT_TEXT);
 	table = strstr(out, "\nDomains:\n");
 	images = strstr(out, "samples  %         domain");
 	assert_non_null(table);
@@ -475,7 +474,7 @@ static void test_domain_table_text(void **state)
 	/* --table domains: the header and the table, no image rows */
 	o.table = REPORT_TABLE_DOMAINS;
 	o.domain = "db\nx";
-	out = run_report(&o, REPORT_TEXT);
+	out = treport__must_render(&o, REPORT_TEXT);
 	assert_non_null(strstr(out, "\nDomains:\n"));
 	assert_non_null(strstr(out, "\ndb\\x0ax  10       100.0000"));
 	assert_null(strstr(out, "\nhost "));
@@ -500,15 +499,10 @@ static void test_domain_table_json(void **state)
 	char *out;
 
 	(void)state;
-	if (system("command -v python3 >/dev/null")) {
-		print_message("# skipping: python3 is not installed\n");
-		skip();
-	}
-	out = run_report(&o, REPORT_JSON);
-	assert_int_equal(python_check(out, script), 0);
-	free(out);
+	require_python3();
+	json_must_pass(&o, script);
 	o.table = REPORT_TABLE_DOMAINS;
-	out = run_report(&o, REPORT_JSON);
+	out = treport__must_render(&o, REPORT_JSON);
 	assert_null(strstr(out, "\"rows\""));
 	assert_non_null(strstr(out, "\"domains\":["));
 	free(out);
@@ -521,7 +515,7 @@ static void test_domain_table_pair(void **state)
 	char *out;
 
 	(void)state;
-	out = run_report(&o, REPORT_TEXT);
+	out = treport__must_render(&o, REPORT_TEXT);
 	assert_non_null(strstr(out,
 			       "\nDomains, cycles (host-only) and cycles:guest (guest-only):\n"
 			       "domain  host-only  guest-only  %        guest-kernel  guest-user  "
@@ -535,7 +529,7 @@ static void test_domain_table_pair(void **state)
 	free(out);
 
 	o.table = REPORT_TABLE_DOMAINS;
-	out = run_report(&o, REPORT_CSV);
+	out = treport__must_render(&o, REPORT_CSV);
 	assert_string_equal(out, DOM_HEADER "host,40,80.0000,0,0,0,0,40,0,0,cycles\n"
 					    "web,10,20.0000,0,0,0,10,0,0,0,cycles\n"
 					    "web,50,100.0000,30,20,0,0,0,0,0,cycles:guest\n"
@@ -550,14 +544,14 @@ static void test_empty_and_not_a_session(void **state)
 	char err[512], *out;
 
 	(void)state;
-	out = run_report(&o, REPORT_CSV);
+	out = treport__must_render(&o, REPORT_CSV);
 	assert_string_equal(out, "domain,mode,image,samples,percent,event\n");
 	free(out);
-	out = run_report(&o, REPORT_TEXT);
+	out = treport__must_render(&o, REPORT_TEXT);
 	assert_non_null(strstr(out, "No samples"));
 	assert_non_null(strstr(out, "Lost records: 0, throttled: 0, dropped samples: 0\n"));
 	free(out);
-	out = run_report(&o, REPORT_JSON);
+	out = treport__must_render(&o, REPORT_JSON);
 	assert_non_null(strstr(out, "\"rows\":[]"));
 	free(out);
 
@@ -597,15 +591,14 @@ static void test_agent(void **state)
 		"1, a\n"
 		"assert \"kernel_release\" not in a and \"kernel_build_id\" not in a, a\n"
 		"assert a[\"gaps_not_listed\"] == 4, a\n";
-	char dir[] = "/tmp/dp-test-report-agent-XXXXXX", cmd[128];
 	struct report_opts o = {0};
+	struct tdir td;
 	char *out;
 	int dfd;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	dfd = open(dir, O_RDONLY | O_DIRECTORY);
-	assert_true(dfd >= 0);
+	assert_int_equal(tdir__create(&td, "dp-test-report-agent"), 0);
+	dfd = td.dfd;
 	put_meta(dfd, "meta/session",
 		 "domprof-session 1\nstart_ns=1000000000\nend_ns=11000000000\nncpus=2\n"
 		 "timer_mode=1\nseparate=none\ncomplete=1\n");
@@ -635,10 +628,9 @@ static void test_agent(void **state)
 	put_samples(dfd, "domains/plain/samples/current/" IMG(GK) TAILC, 0, 250000,
 		    (const uint64_t[]){0x10, 5}, 1);
 	put_meta(dfd, "domains/plain/meta/domain", "name=plain\nsource=libvirt\naccel=kvm\n");
-	close(dfd);
 
-	o.session_dir = dir;
-	out = run_report(&o, REPORT_TEXT);
+	o.session_dir = td.path;
+	out = treport__must_render(&o, REPORT_TEXT);
 	assert_non_null(strstr(out,
 			       "\nDomain web1: agent: 2 incarnations (kernel 6.12.0-web\\x09x, "
 			       "build-id abcdef012345...); gaps: 2 (3.2 s, 5 frames lost); "
@@ -651,21 +643,17 @@ static void test_agent(void **state)
 
 	/* --domain: only that domain's line */
 	o.domain = "db";
-	out = run_report(&o, REPORT_TEXT);
+	out = treport__must_render(&o, REPORT_TEXT);
 	assert_non_null(strstr(out, "\nDomain db: agent: "));
 	assert_null(strstr(out, "Domain web1"));
 	free(out);
 	o.domain = NULL;
 
-	if (system("command -v python3 >/dev/null")) {
+	if (have_python3())
+		json_must_pass(&o, script);
+	else
 		print_message("# skipping the JSON half: python3 is not installed\n");
-	} else {
-		out = run_report(&o, REPORT_JSON);
-		assert_int_equal(python_check(out, script), 0);
-		free(out);
-	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tdir__remove(&td), 0);
 }
 
 /* A new column of the per-image table: ten times the samples. */
