@@ -18,53 +18,35 @@ Domain 0 is "host"; others by their DOMAIN_DEF name.
 
 Written from the format document, not from lib/words.c.
 """
-import struct
 import sys
 
-ESCAPE = (1 << 64) - 1
+import evstream
 
 
 def main():
     width = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
-    data = sys.stdin.buffer.read()
-    n = len(data) // 8
-    w = struct.unpack("<%dQ" % n, data[: n * 8])
-    if n < 2 or w[0] != int.from_bytes(b"DPEVBUF\0", "little") or w[1] != 1:
-        sys.exit("bad magic or version")
     names = {0: "host"}
     start = None
     now = dom = mode = 0
     persec = {}
     out = []
-    pos = 2
 
     def rel(t):
         return (t - (start or 0)) / 1e9
 
-    while pos < n:
-        if w[pos] != ESCAPE:
-            pos += 2
+    for rec in evstream.records(sys.stdin.buffer.read()):
+        if rec is None:
             sec = int(rel(now) // width) if now else -1
             k = (dom, sec, mode)
             persec[k] = persec.get(k, 0) + 1
             continue
-        if pos + 1 >= n:
-            break
-        hdr = w[pos + 1]
-        code, nargs = hdr & 0xFFFF, (hdr >> 16) & 0xFFFF
-        if hdr >> 32 or code == 0 or nargs > 1024:
-            pos += 1
-            continue
-        a = list(w[pos + 2 : pos + 2 + nargs])
-        pos += 2 + nargs
+        code, a = rec
         if code == 1 and len(a) > 1:
             start = a[1]
         elif code == 3 and a:
             now = a[0]
         elif code == 4 and len(a) > 4:
-            ln = a[4]
-            b = b"".join(x.to_bytes(8, "little") for x in a[5:])[:ln]
-            names[a[0]] = b.decode("utf-8", "replace")
+            names[a[0]] = evstream.string(a, 4)
         elif code == 5 and a:
             dom = a[0]
         elif code == 8 and len(a) > 1:

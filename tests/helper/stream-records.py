@@ -12,29 +12,23 @@
 
 Written from the format document, not from lib/words.c.
 """
-import struct
 import sys
 
-ESCAPE = (1 << 64) - 1
+import evstream
+
 # Codes with a string argument: how many fixed arguments come before it.
 STR_AFTER = {4: 4, 7: 9, 9: 7, 12: 3, 13: 2, 14: 2, 18: 5}
 
 
 def main(argv):
     mode = argv[1] if len(argv) > 1 else "records"
-    data = sys.stdin.buffer.read()
-    n = len(data) // 8
-    w = struct.unpack("<%dQ" % n, data[: n * 8])
-    if n < 2 or w[0] != int.from_bytes(b"DPEVBUF\0", "little") or w[1] != 1:
-        sys.exit("bad magic or version")
     out = sys.stdout
-    pos, samples = 2, 0
+    samples = 0
     now = dom = tgid = 0
     tasks = {}
-    while pos < n:
-        if w[pos] != ESCAPE:
+    for rec in evstream.records(sys.stdin.buffer.read()):
+        if rec is None:
             samples += 1
-            pos += 2
             if mode == "tasks":
                 t = tasks.get((dom, tgid))
                 if t:
@@ -43,15 +37,7 @@ def main(argv):
                 else:
                     tasks[(dom, tgid)] = [1, now, now]
             continue
-        if pos + 1 >= n:
-            break
-        hdr = w[pos + 1]
-        code, nargs = hdr & 0xFFFF, (hdr >> 16) & 0xFFFF
-        if hdr >> 32 or code == 0 or nargs > 1024:
-            pos += 1
-            continue
-        args = list(w[pos + 2 : pos + 2 + nargs])
-        pos += 2 + nargs
+        code, args = rec
         if code == 3 and args:
             now = args[0]
         elif code == 5 and args:
@@ -62,9 +48,7 @@ def main(argv):
             continue
         fixed = STR_AFTER.get(code)
         if fixed is not None and len(args) > fixed:
-            ln = args[fixed]
-            b = b"".join(x.to_bytes(8, "little") for x in args[fixed + 1 :])[:ln]
-            args = args[:fixed] + [repr(b.decode("utf-8", "replace"))]
+            args = args[:fixed] + [repr(evstream.string(args, fixed))]
         out.write(" ".join(str(a) for a in [code] + args) + "\n")
     if mode == "records":
         out.write("samples %d\n" % samples)
