@@ -31,7 +31,7 @@ TEST_HELPER_LIB = tests/helper/libdptest.a
 WORKLOAD_CFLAGS = -O1 -fno-inline -g -fno-omit-frame-pointer
 check_PROGRAMS += tests/workloads/split tests/workloads/tiny tests/workloads/storm \
 	tests/workloads/busy
-tests_workloads_split_SOURCES = tests/workloads/split.c
+tests_workloads_split_SOURCES = tests/workloads/split.c tests/workloads/split-fn.h
 tests_workloads_split_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_split_LDFLAGS =
 tests_workloads_tiny_SOURCES = tests/workloads/tiny.c

@@ -21,21 +21,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "../workloads/split-fn.h"
+
 #define UNIT 2000u
-
-static volatile uint64_t sink;
-
-#define SPLIT_FN(name)                                                                             \
-	__attribute__((noipa)) void name(uint64_t n);                                              \
-	__attribute__((noipa)) void name(uint64_t n)                                               \
-	{                                                                                          \
-		uint64_t x = sink;                                                                 \
-		for (uint64_t i = 0; i < n; i++) {                                                 \
-			x = x * 6364136223846793005ull + 1442695040888963407ull;                   \
-			__asm__ volatile("" : "+r"(x));                                            \
-		}                                                                                  \
-		sink = x;                                                                          \
-	}
 
 #if defined(GSPLIT_A)
 #define NAME "gsplit-a"

@@ -32,10 +32,10 @@ EXTRA_DIST += $(GUEST_TESTS) tests/guest/build-guest.sh tests/guest/libvirtd.sh 
 # The agent tests' guest workloads (tests/t/t22*.sh): one source, two
 # binaries whose functions are named differently; and a hostile agent.
 check_PROGRAMS += tests/guest/gsplit-a tests/guest/gsplit-b tests/guest/hostile-agent
-tests_guest_gsplit_a_SOURCES = tests/guest/gsplit.c
+tests_guest_gsplit_a_SOURCES = tests/guest/gsplit.c tests/workloads/split-fn.h
 tests_guest_gsplit_a_CFLAGS = $(WARN_CFLAGS) -O1 -DGSPLIT_A
 tests_guest_gsplit_a_LDFLAGS = -static
-tests_guest_gsplit_b_SOURCES = tests/guest/gsplit.c
+tests_guest_gsplit_b_SOURCES = tests/guest/gsplit.c tests/workloads/split-fn.h
 tests_guest_gsplit_b_CFLAGS = $(WARN_CFLAGS) -O1 -DGSPLIT_B
 tests_guest_gsplit_b_LDFLAGS = -static
 tests_guest_hostile_agent_SOURCES = tests/guest/hostile-agent.c lib/agentproto.c
