@@ -84,7 +84,7 @@ static ssize_t port__read_attr(const char *port, const char *file, char *buf, si
 	snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/%s", port, file);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return -errno;
 	n = read(fd, buf, cap - 1);
 	close(fd);
 	if (n > 0)
