@@ -74,22 +74,13 @@ static void logv(const char *fmt, ...)
 
 /* ---- the port ---- */
 
-/* /sys/class/virtio-ports/PORT/FILE into buf, NUL-terminated: its length, or <= 0. */
+/* /sys/class/virtio-ports/PORT/FILE into buf, NUL-terminated: its length, 0, or -errno. */
 static ssize_t port__read_attr(const char *port, const char *file, char *buf, size_t cap)
 {
 	char path[512];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/%s", port, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, cap - 1);
-	close(fd);
-	if (n > 0)
-		buf[n] = 0;
-	return n;
+	return agent__read_small(path, buf, cap);
 }
 
 /* /sys/class/virtio-ports/X/name == org.domprof.agent.0 → /dev/X (made if udev is absent). */
