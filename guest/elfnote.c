@@ -102,6 +102,7 @@ static size_t notes_in_table(int fd, const struct note_table *t, int is64, uint6
 size_t elfnote__file_build_id(int fd, uint8_t bid[ELFNOTE_BUILD_ID_MAX])
 {
 	uint8_t eh[64];
+	const uint8_t *half;
 	int is64;
 	uint64_t phoff, shoff;
 	unsigned int phnum, shnum, phentsize, shentsize;
@@ -112,21 +113,14 @@ size_t elfnote__file_build_id(int fd, uint8_t bid[ELFNOTE_BUILD_ID_MAX])
 	is64 = eh[4] == 2;
 	if (!is64 && eh[4] != 1)
 		return 0;
-	if (is64) {
-		phoff = le64_get(eh + 32);
-		shoff = le64_get(eh + 40);
-		phentsize = le16_get(eh + 54);
-		phnum = le16_get(eh + 56);
-		shentsize = le16_get(eh + 58);
-		shnum = le16_get(eh + 60);
-	} else {
-		phoff = le32_get(eh + 28);
-		shoff = le32_get(eh + 32);
-		phentsize = le16_get(eh + 42);
-		phnum = le16_get(eh + 44);
-		shentsize = le16_get(eh + 46);
-		shnum = le16_get(eh + 48);
-	}
+	phoff = is64 ? le64_get(eh + 32) : le32_get(eh + 28);
+	shoff = is64 ? le64_get(eh + 40) : le32_get(eh + 32);
+	/* e_phentsize, e_phnum, e_shentsize, e_shnum: four halves in a row in both classes. */
+	half = eh + (is64 ? 54 : 42);
+	phentsize = le16_get(half);
+	phnum = le16_get(half + 2);
+	shentsize = le16_get(half + 4);
+	shnum = le16_get(half + 6);
 	got = notes_in_table(fd, &phdrs, is64, phoff, phnum, phentsize, bid);
 	if (!got)
 		got = notes_in_table(fd, &shdrs, is64, shoff, shnum, shentsize, bid);
