@@ -30,6 +30,10 @@ note() { printf '# %s\n' "$*" >&2; }
 field() { cut -d' ' -f"$1" "$2"; }
 secs3() { calc %.3f "$(field 1 "$1")"; }
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
+# The samples a domprof session counted.
+samples_of() { sed -n 's/^samples=//p' "$1/meta/stats" 2>/dev/null; }
+# (b) and (c) compare with perf, which needs root for -a.
+have_perf() { command -v perf >/dev/null && [ "$(id -u)" = 0 ]; }
 
 rows=()
 row() { rows+=("$(printf '%-54s %24s %24s %8s %7s' "$@")"); }
@@ -45,7 +49,7 @@ if "$top_builddir/bench/gen-stream" "$work/stream.zst" "$samples" "$split" \
 	note "    $(du -h stream.zst | cut -f1) compressed; replaying with domprof import"
 	$measure ingest.t "$domprof" import "$work/stream.zst" --session-dir ingest 2>ingest.err
 	if [ "$(field 3 ingest.t)" = 0 ]; then
-		got=$(sed -n 's/^samples=//p' ingest/meta/stats)
+		got=$(samples_of ingest)
 		rate=$(calc %.2f "${got:-0} / $(field 1 ingest.t) / 1e6")
 		row "(a) ingest, import of a saved stream" "$rate M samples/s" "target 20 M/s" \
 			"$(calc %.2f "$rate / 20")" ">= 1"
@@ -60,13 +64,13 @@ else
 fi
 
 # ---- (b) report vs perf report
-if command -v perf >/dev/null && [ "$(id -u)" = 0 ]; then
+if have_perf; then
 	note "(b) perf record -a -F 20000 for ${secs} s, then domprof import"
 	"$busy" "$secs" 1 &
 	perf record -q --no-buildid -a -e cpu-clock -F 20000 -o perf.data -- "$split" "$secs" >/dev/null 2>perf.err
 	wait
 	if "$domprof" import perf.data --session-dir fromperf 2>import.err; then
-		n=$(sed -n 's/^samples=//p' fromperf/meta/stats)
+		n=$(samples_of fromperf)
 		# Warm the page cache for both, then time each.
 		"$domprof" report --session-dir fromperf --symbols >/dev/null 2>&1
 		perf report -i perf.data --stdio >/dev/null 2>&1
@@ -83,7 +87,7 @@ else
 fi
 
 # ---- (c) collector CPU per sample
-if command -v perf >/dev/null && [ "$(id -u)" = 0 ]; then
+if have_perf; then
 	note "(c) domprof record -a and perf record -a at 4 kHz, ${secs} s each, 2 busy threads"
 	"$busy" "$secs" 2 &
 	$measure dp-rec.t "$domprof" record -a -F 4000 --duration "$secs" --session-dir rec 2>rec.err
@@ -91,7 +95,7 @@ if command -v perf >/dev/null && [ "$(id -u)" = 0 ]; then
 	"$busy" "$secs" 2 &
 	$measure perf-rec.t perf record -q --no-buildid -a -e cpu-clock -F 4000 -o rec.data -- sleep "$secs" 2>/dev/null
 	wait
-	dn=$(sed -n 's/^samples=//p' rec/meta/stats 2>/dev/null)
+	dn=$(samples_of rec)
 	pn=$(perf report -i rec.data --stdio --sort dso 2>/dev/null |
 		sed -n "s/^# Samples: \([0-9.]*\)\([KM]*\).*/\1 \2/p" | head -n 1 |
 		awk '{ m = $2 == "K" ? 1e3 : $2 == "M" ? 1e6 : 1; print $1 * m }')

@@ -180,24 +180,14 @@ static int copy_stream(int in, int session_dirfd)
 	return ret;
 }
 
-static int import_session(const char *path, int session_dirfd, unsigned separate,
-			  const struct import_opts *opts, struct import_stats *stats, char *errbuf,
-			  size_t errlen)
+/* Opens an input and tells what it is: the fd, or -errno with errbuf filled when it
+ * cannot be read or is not something we import. */
+static int open_input(const char *path, enum import_format *kind, char *errbuf, size_t errlen)
 {
-	struct session_sink s = {0};
-	struct import_stats st_local;
-	struct import_stats *st = stats ? stats : &st_local;
-	char dummy[1];
 	uint8_t magic[16];
 	ssize_t got;
-	int fd, ret, ret2;
+	int fd, ret;
 
-	if (!errbuf || !errlen) {
-		errbuf = dummy;
-		errlen = sizeof(dummy);
-	}
-	errbuf[0] = '\0';
-	memset(st, 0, sizeof(*st));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
@@ -210,29 +200,55 @@ static int import_session(const char *path, int session_dirfd, unsigned separate
 		dp_errbuf__set(errbuf, errlen, "%s: %s", path, strerror(-ret));
 		goto out_fd;
 	}
-	switch (import__detect(magic, (size_t)got)) {
+	*kind = import__detect(magic, (size_t)got);
+	switch (*kind) {
 	case IMPORT_PERF_DATA:
 	case IMPORT_DP_STREAM:
-		break;
+		return fd;
 	case IMPORT_PERF_PIPE:
 		dp_errbuf__set(errbuf, errlen,
 			       "%s: pipe-mode perf.data is not supported (record with -o FILE)",
 			       path);
 		ret = -ENOTSUP;
-		goto out_fd;
+		break;
 	default:
 		dp_errbuf__set(errbuf, errlen,
 			       "%s: neither a perf.data file nor a domprof event stream", path);
 		ret = -EBADMSG;
-		goto out_fd;
+		break;
 	}
+out_fd:
+	close(fd);
+	return ret;
+}
+
+static int import_session(const char *path, int session_dirfd, unsigned separate,
+			  const struct import_opts *opts, struct import_stats *stats, char *errbuf,
+			  size_t errlen)
+{
+	struct session_sink s = {0};
+	struct import_stats st_local;
+	struct import_stats *st = stats ? stats : &st_local;
+	enum import_format kind;
+	char dummy[1];
+	int fd, ret, ret2;
+
+	if (!errbuf || !errlen) {
+		errbuf = dummy;
+		errlen = sizeof(dummy);
+	}
+	errbuf[0] = '\0';
+	memset(st, 0, sizeof(*st));
+	fd = open_input(path, &kind, errbuf, errlen);
+	if (fd < 0)
+		return fd;
 
 	ret = daemon__new(session_dirfd, separate, &s.d);
 	if (ret < 0) {
 		dp_errbuf__set(errbuf, errlen, "starting the daemon: %s", strerror(-ret));
 		goto out_fd;
 	}
-	if (import__detect(magic, (size_t)got) == IMPORT_DP_STREAM)
+	if (kind == IMPORT_DP_STREAM)
 		ret = copy_stream(fd, session_dirfd);
 	else
 		ret = stream_writer__open(session_dirfd, DP_STREAM_PATH, &s.sw);
@@ -241,7 +257,7 @@ static int import_session(const char *path, int session_dirfd, unsigned separate
 		goto out_daemon;
 	}
 
-	if (import__detect(magic, (size_t)got) == IMPORT_DP_STREAM)
+	if (kind == IMPORT_DP_STREAM)
 		ret = replay_stream(path, &s, st, errbuf, errlen);
 	else
 		ret = import_mapped(path, fd, &s, opts, st, errbuf, errlen);
@@ -267,32 +283,13 @@ out_fd:
 
 static int probe(const char *path, char *errbuf, size_t errlen)
 {
-	uint8_t magic[16];
-	ssize_t got;
-	int fd, ret = 0;
+	enum import_format kind;
+	int fd = open_input(path, &kind, errbuf, errlen);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		dp_errbuf__set(errbuf, errlen, "%s: %s", path, strerror(-ret));
-		return ret;
-	}
-	got = pread(fd, magic, sizeof(magic), 0);
-	if (got < 0) {
-		ret = -errno;
-		dp_errbuf__set(errbuf, errlen, "%s: %s", path, strerror(-ret));
-	} else if (import__detect(magic, (size_t)got) == IMPORT_PERF_PIPE) {
-		dp_errbuf__set(errbuf, errlen,
-			       "%s: pipe-mode perf.data is not supported (record with -o FILE)",
-			       path);
-		ret = -ENOTSUP;
-	} else if (import__detect(magic, (size_t)got) == IMPORT_UNKNOWN) {
-		dp_errbuf__set(errbuf, errlen,
-			       "%s: neither a perf.data file nor a domprof event stream", path);
-		ret = -EBADMSG;
-	}
+	if (fd < 0)
+		return fd;
 	close(fd);
-	return ret;
+	return 0;
 }
 
 static void import_usage(FILE *f)

@@ -98,6 +98,8 @@ struct agent {
 };
 
 /* scan.c: what the agent finds in the guest */
+/* A small file (/proc, /sys) into buf, NUL-terminated: its length, 0, or -errno. */
+ssize_t agent__read_small(const char *path, char *buf, size_t cap);
 int agent__send_hello(struct agent *a);
 int agent__send_ksyms(struct agent *a, const char *only_module);
 int agent__scan_modules(struct agent *a, bool initial);

@@ -74,6 +74,15 @@ static void logv(const char *fmt, ...)
 
 /* ---- the port ---- */
 
+/* /sys/class/virtio-ports/PORT/FILE into buf, NUL-terminated: its length, 0, or -errno. */
+static ssize_t port__read_attr(const char *port, const char *file, char *buf, size_t cap)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/%s", port, file);
+	return agent__read_small(path, buf, cap);
+}
+
 /* /sys/class/virtio-ports/X/name == org.domprof.agent.0 → /dev/X (made if udev is absent). */
 static int port__find(char *out, size_t cap)
 {
@@ -83,22 +92,13 @@ static int port__find(char *out, size_t cap)
 	if (!d)
 		return -ENOENT;
 	for (struct dirent *e; (e = readdir(d));) {
-		char path[512], name[128], dev[32];
+		char name[128], dev[32];
 		unsigned int maj, min;
-		int fd;
-		ssize_t n;
 
 		if (e->d_name[0] == '.' || strlen(e->d_name) > 64)
 			continue;
-		snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/name", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (port__read_attr(e->d_name, "name", name, sizeof(name)) <= 0)
 			continue;
-		n = read(fd, name, sizeof(name) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		name[n] = 0;
 		name[strcspn(name, "\n")] = 0;
 		if (strcmp(name, AP_PORT_NAME))
 			continue;
@@ -106,18 +106,10 @@ static int port__find(char *out, size_t cap)
 		found = 0;
 		if (access(out, F_OK) == 0)
 			break;
-		snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/dev", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			break;
-		n = read(fd, dev, sizeof(dev) - 1);
-		close(fd);
-		if (n > 0) {
-			dev[n] = 0;
-			if (sscanf(dev, "%u:%u", &maj, &min) == 2 &&
-			    mknod(out, S_IFCHR | 0600, makedev(maj, min)) && errno != EEXIST)
-				found = -errno;
-		}
+		if (port__read_attr(e->d_name, "dev", dev, sizeof(dev)) > 0 &&
+		    sscanf(dev, "%u:%u", &maj, &min) == 2 &&
+		    mknod(out, S_IFCHR | 0600, makedev(maj, min)) && errno != EEXIST)
+			found = -errno;
 		break;
 	}
 	closedir(d);

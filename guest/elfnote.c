@@ -58,9 +58,51 @@ static size_t notes_at(int fd, uint64_t off, uint64_t size, uint8_t bid[ELFNOTE_
 	return got;
 }
 
+/* Where a header table entry says its type, and its notes' offset and size, per class. */
+struct note_table {
+	unsigned int max, minent64, minent32;
+	unsigned int type_at, type;
+	unsigned int off64, size64, off32, size32;
+};
+
+static const struct note_table phdrs = {PHDRS_MAX, 56, 32, 0, 4 /* PT_NOTE */, 8, 32, 4, 16};
+static const struct note_table shdrs = {SHDRS_MAX, 64, 40, 4, 7 /* SHT_NOTE */, 24, 32, 16, 20};
+
+/* The first build-id in the notes of a program or section header table. */
+static size_t notes_in_table(int fd, const struct note_table *t, int is64, uint64_t off,
+			     unsigned int num, unsigned int entsize,
+			     uint8_t bid[ELFNOTE_BUILD_ID_MAX])
+{
+	uint8_t *tab;
+	size_t got = 0;
+
+	if (!num || num > t->max || entsize < (is64 ? t->minent64 : t->minent32) ||
+	    off >= INT64_MAX)
+		return 0;
+	tab = malloc((size_t)num * entsize);
+	if (tab &&
+	    pread(fd, tab, (size_t)num * entsize, (off_t)off) == (ssize_t)((size_t)num * entsize)) {
+		for (unsigned int i = 0; i < num && !got; i++) {
+			const uint8_t *e = tab + (size_t)i * entsize;
+
+			if (le32_get(e + t->type_at) != t->type)
+				continue;
+			if (is64)
+				got = notes_at(fd, le64_get(e + t->off64), le64_get(e + t->size64),
+					       bid);
+			else
+				got = notes_at(fd, le32_get(e + t->off32), le32_get(e + t->size32),
+					       bid);
+		}
+	}
+	free(tab);
+	return got;
+}
+
 size_t elfnote__file_build_id(int fd, uint8_t bid[ELFNOTE_BUILD_ID_MAX])
 {
-	uint8_t eh[64], *tab;
+	uint8_t eh[64];
+	const uint8_t *half;
 	int is64;
 	uint64_t phoff, shoff;
 	unsigned int phnum, shnum, phentsize, shentsize;
@@ -71,60 +113,16 @@ size_t elfnote__file_build_id(int fd, uint8_t bid[ELFNOTE_BUILD_ID_MAX])
 	is64 = eh[4] == 2;
 	if (!is64 && eh[4] != 1)
 		return 0;
-	if (is64) {
-		phoff = le64_get(eh + 32);
-		shoff = le64_get(eh + 40);
-		phentsize = le16_get(eh + 54);
-		phnum = le16_get(eh + 56);
-		shentsize = le16_get(eh + 58);
-		shnum = le16_get(eh + 60);
-	} else {
-		phoff = le32_get(eh + 28);
-		shoff = le32_get(eh + 32);
-		phentsize = le16_get(eh + 42);
-		phnum = le16_get(eh + 44);
-		shentsize = le16_get(eh + 46);
-		shnum = le16_get(eh + 48);
-	}
-	if (phnum && phnum <= PHDRS_MAX && phentsize >= (is64 ? 56u : 32u) && phoff < INT64_MAX) {
-		tab = malloc((size_t)phnum * phentsize);
-		if (tab && pread(fd, tab, (size_t)phnum * phentsize, (off_t)phoff) ==
-				   (ssize_t)((size_t)phnum * phentsize)) {
-			for (unsigned int i = 0; i < phnum && !got; i++) {
-				const uint8_t *ph = tab + (size_t)i * phentsize;
-
-				if (le32_get(ph) != 4 /* PT_NOTE */)
-					continue;
-				if (is64)
-					got = notes_at(fd, le64_get(ph + 8), le64_get(ph + 32),
-						       bid);
-				else
-					got = notes_at(fd, le32_get(ph + 4), le32_get(ph + 16),
-						       bid);
-			}
-		}
-		free(tab);
-		if (got)
-			return got;
-	}
-	if (shnum && shnum <= SHDRS_MAX && shentsize >= (is64 ? 64u : 40u) && shoff < INT64_MAX) {
-		tab = malloc((size_t)shnum * shentsize);
-		if (tab && pread(fd, tab, (size_t)shnum * shentsize, (off_t)shoff) ==
-				   (ssize_t)((size_t)shnum * shentsize)) {
-			for (unsigned int i = 0; i < shnum && !got; i++) {
-				const uint8_t *sh = tab + (size_t)i * shentsize;
-
-				if (le32_get(sh + 4) != 7 /* SHT_NOTE */)
-					continue;
-				if (is64)
-					got = notes_at(fd, le64_get(sh + 24), le64_get(sh + 32),
-						       bid);
-				else
-					got = notes_at(fd, le32_get(sh + 16), le32_get(sh + 20),
-						       bid);
-			}
-		}
-		free(tab);
-	}
+	phoff = is64 ? le64_get(eh + 32) : le32_get(eh + 28);
+	shoff = is64 ? le64_get(eh + 40) : le32_get(eh + 32);
+	/* e_phentsize, e_phnum, e_shentsize, e_shnum: four halves in a row in both classes. */
+	half = eh + (is64 ? 54 : 42);
+	phentsize = le16_get(half);
+	phnum = le16_get(half + 2);
+	shentsize = le16_get(half + 4);
+	shnum = le16_get(half + 6);
+	got = notes_in_table(fd, &phdrs, is64, phoff, phnum, phentsize, bid);
+	if (!got)
+		got = notes_in_table(fd, &shdrs, is64, shoff, shnum, shentsize, bid);
 	return got;
 }

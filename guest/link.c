@@ -236,45 +236,19 @@ int link__flush(struct link *l)
 		unsigned int n = 0;
 		ssize_t w;
 
+		/* What is owed first: the rest of a frame cut short, then urgent frames, then
+		 * the queue. */
 		if (l->partial_len) {
-			w = write(l->fd, l->partial + l->partial_off,
-				  l->partial_len - l->partial_off);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0)
-				return link__write_err(l, errno);
-			if (w == 0)
-				return 0;
-			l->bytes_out += (size_t)w;
-			l->partial_off += (size_t)w;
-			if (l->partial_off < l->partial_len)
-				return 0;
-			l->partial_len = l->partial_off = 0;
-			continue;
-		}
-		if (l->n_urgent) {
-			size_t len = l->urgent_len[0];
-
-			w = write(l->fd, l->urgent[0], len);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0)
-				return link__write_err(l, errno);
-			if (w == 0)
-				return 0;
-			l->bytes_out += (size_t)w;
-			if ((size_t)w < len)
-				link__stash(l, l->urgent[0] + w, len - (size_t)w);
-			free(l->urgent[0]);
-			memmove(l->urgent, l->urgent + 1, (l->n_urgent - 1) * sizeof(l->urgent[0]));
-			memmove(l->urgent_len, l->urgent_len + 1,
-				(l->n_urgent - 1) * sizeof(l->urgent_len[0]));
-			l->n_urgent--;
-			continue;
-		}
-		for (f = l->cur; f && n < LINK_IOV_MAX; f = f->next, n++) {
-			iov[n].iov_base = f->data;
-			iov[n].iov_len = f->len;
+			iov[n].iov_base = l->partial + l->partial_off;
+			iov[n++].iov_len = l->partial_len - l->partial_off;
+		} else if (l->n_urgent) {
+			iov[n].iov_base = l->urgent[0];
+			iov[n++].iov_len = l->urgent_len[0];
+		} else {
+			for (f = l->cur; f && n < LINK_IOV_MAX; f = f->next, n++) {
+				iov[n].iov_base = f->data;
+				iov[n].iov_len = f->len;
+			}
 		}
 		w = writev(l->fd, iov, (int)n);
 		if (w < 0 && errno == EINTR)
@@ -284,12 +258,29 @@ int link__flush(struct link *l)
 		if (w == 0)
 			return 0;
 		l->bytes_out += (size_t)w;
-		for (f = l->cur; w > 0; f = f->next) {
-			if ((size_t)w < f->len)
-				link__stash(l, f->data + w, f->len - (size_t)w);
-			w -= (ssize_t)(w < (ssize_t)f->len ? w : (ssize_t)f->len);
-			l->sent_seq = f->seq;
-			l->cur = f->next;
+		if (l->partial_len) {
+			l->partial_off += (size_t)w;
+			if (l->partial_off < l->partial_len)
+				return 0;
+			l->partial_len = l->partial_off = 0;
+		} else if (l->n_urgent) {
+			size_t len = l->urgent_len[0];
+
+			if ((size_t)w < len)
+				link__stash(l, l->urgent[0] + w, len - (size_t)w);
+			free(l->urgent[0]);
+			memmove(l->urgent, l->urgent + 1, (l->n_urgent - 1) * sizeof(l->urgent[0]));
+			memmove(l->urgent_len, l->urgent_len + 1,
+				(l->n_urgent - 1) * sizeof(l->urgent_len[0]));
+			l->n_urgent--;
+		} else {
+			for (f = l->cur; w > 0; f = f->next) {
+				if ((size_t)w < f->len)
+					link__stash(l, f->data + w, f->len - (size_t)w);
+				w -= (ssize_t)(w < (ssize_t)f->len ? w : (ssize_t)f->len);
+				l->sent_seq = f->seq;
+				l->cur = f->next;
+			}
 		}
 	}
 	return 0;

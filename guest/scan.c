@@ -31,7 +31,7 @@
 #define TASKS_PER_PROC 4096
 
 /* Read a small file whole (NUL-terminated); its length or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t cap)
+ssize_t agent__read_small(const char *path, char *buf, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
@@ -57,7 +57,7 @@ int agent__send_hello(struct agent *a)
 	ssize_t n;
 	uint32_t features = AP_FEAT_RESYNC;
 
-	if (read_small("/proc/sys/kernel/random/boot_id", text, sizeof(text)) > 0) {
+	if (agent__read_small("/proc/sys/kernel/random/boot_id", text, sizeof(text)) > 0) {
 		for (const char *p = text; *p && nb < 32; p++) {
 			int v = hex__val((unsigned char)*p);
 
@@ -67,7 +67,7 @@ int agent__send_hello(struct agent *a)
 			nb++;
 		}
 	}
-	n = read_small("/sys/kernel/notes", (char *)notes, sizeof(notes));
+	n = agent__read_small("/sys/kernel/notes", (char *)notes, sizeof(notes));
 	if (n > 0)
 		bid_len = elfnote__build_id(notes, (size_t)n, bid);
 	if (uname(&u))
@@ -217,7 +217,7 @@ static size_t module_build_id(const char *name, uint8_t bid[ELFNOTE_BUILD_ID_MAX
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/sys/module/%s/notes/.note.gnu.build-id", name);
-	n = read_small(path, (char *)notes, sizeof(notes));
+	n = agent__read_small(path, (char *)notes, sizeof(notes));
 	return n > 0 ? elfnote__build_id(notes, (size_t)n, bid) : 0;
 }
 
@@ -354,6 +354,18 @@ const struct bidpath *agent__lookup(const struct agent *a, const uint8_t *bid, s
 	return b && b->len ? b : NULL;
 }
 
+/* Zeroes a perf record of size bytes and writes its header: size, or 0 when it does not fit. */
+static size_t put_header(uint8_t *out, size_t cap, size_t size, uint32_t type, uint16_t misc)
+{
+	if (size > cap || size > 65535)
+		return 0;
+	memset(out, 0, size);
+	le32_put(out, type);
+	le16_put(out + 4, misc);
+	le16_put(out + 6, (uint16_t)size);
+	return size;
+}
+
 static void put_sample_id(uint8_t *p, pid_t pid, pid_t tid, uint64_t time, uint32_t cpu,
 			  uint64_t id)
 {
@@ -375,14 +387,10 @@ size_t agent__mmap2(uint8_t *out, size_t cap, pid_t pid, uint64_t start, uint64_
 	size_t size = fixed + ((nlen + 1 + 7) & ~(size_t)7) + AGENT_SAMPLE_ID_SIZE;
 	uint16_t misc = PERF_RECORD_MISC_USER;
 
-	if (size > cap || size > 65535)
-		return 0;
-	memset(out, 0, size);
 	if (bid_len)
 		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
-	le32_put(out, PERF_RECORD_MMAP2);
-	le16_put(out + 4, misc);
-	le16_put(out + 6, (uint16_t)size);
+	if (!put_header(out, cap, size, PERF_RECORD_MMAP2, misc))
+		return 0;
 	le32_put(out + 8, (uint32_t)pid);
 	le32_put(out + 12, (uint32_t)pid);
 	le64_put(out + 16, start);
@@ -409,11 +417,8 @@ size_t agent__comm(uint8_t *out, size_t cap, pid_t pid, pid_t tid, const char *c
 	size_t nlen = strnlen(comm, 15);
 	size_t size = 16 + ((nlen + 1 + 7) & ~(size_t)7) + AGENT_SAMPLE_ID_SIZE;
 
-	if (size > cap)
+	if (!put_header(out, cap, size, PERF_RECORD_COMM, 0))
 		return 0;
-	memset(out, 0, size);
-	le32_put(out, PERF_RECORD_COMM);
-	le16_put(out + 6, (uint16_t)size);
 	le32_put(out + 8, (uint32_t)pid);
 	le32_put(out + 12, (uint32_t)tid);
 	memcpy(out + 16, comm, nlen);
@@ -466,7 +471,7 @@ static bool is_kthread(pid_t pid)
 	unsigned long flags = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
+	if (agent__read_small(path, buf, sizeof(buf)) <= 0)
 		return false;
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
@@ -478,11 +483,8 @@ size_t agent__fork(uint8_t *out, size_t cap, pid_t pid, pid_t ppid, uint64_t tim
 {
 	size_t size = 8 + 24 + AGENT_SAMPLE_ID_SIZE;
 
-	if (size > cap)
+	if (!put_header(out, cap, size, PERF_RECORD_FORK, 0))
 		return 0;
-	memset(out, 0, size);
-	le32_put(out, PERF_RECORD_FORK);
-	le16_put(out + 6, (uint16_t)size);
 	le32_put(out + 8, (uint32_t)pid);
 	le32_put(out + 12, (uint32_t)ppid);
 	le32_put(out + 16, (uint32_t)pid);
@@ -503,7 +505,7 @@ static void scan_one(struct agent *a, pid_t pid, struct devino *cache, uint64_t 
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (read_small(path, comm, sizeof(comm)) <= 0)
+	if (agent__read_small(path, comm, sizeof(comm)) <= 0)
 		return;
 	comm[strcspn(comm, "\n")] = 0;
 	/* A kernel thread: a FORK from kthreadd, as the kernel writes for a new one. */
@@ -522,7 +524,7 @@ static void scan_one(struct agent *a, pid_t pid, struct devino *cache, uint64_t 
 		if (tid <= 0 || tid == pid)
 			continue;
 		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%ld/comm", (int)pid, tid);
-		if (read_small(tpath, tcomm, sizeof(tcomm)) <= 0)
+		if (agent__read_small(tpath, tcomm, sizeof(tcomm)) <= 0)
 			continue;
 		tcomm[strcspn(tcomm, "\n")] = 0;
 		n = agent__comm(rec, sizeof(rec), pid, (pid_t)tid, tcomm, now, 0, id);

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -867,19 +868,27 @@ static int add_domain(struct pp_session *s, const char *name, const char *dir, b
 
 #define PP_MAX_LIFE 1024
 
+/* Cuts "key=value" at the '=' and unescapes the value; false for a malformed line. */
+static bool split_meta_line(char *line, char **val)
+{
+	char *eq = strchr(line, '=');
+
+	if (!eq || eq == line)
+		return false;
+	*eq = '\0';
+	*val = eq + 1;
+	return meta__unescape(*val) >= 0;
+}
+
 /* meta/domain: key=value lines (doc/session-layout.md); unknown keys are skipped. */
 static int domain_line(struct pp_session *s, char *line, void *arg)
 {
 	struct pp_domain *pd = arg;
-	char *eq = strchr(line, '='), *val;
+	char *val;
 	uint64_t v;
 
 	(void)s;
-	if (!eq || eq == line)
-		return 0;
-	*eq = '\0';
-	val = eq + 1;
-	if (meta__unescape(val) < 0)
+	if (!split_meta_line(line, &val))
 		return 0;
 	if (!strcmp(line, "uuid")) {
 		if (strcmp(val, "-") && strlen(val) == 36 && !pd->uuid)
@@ -1003,19 +1012,32 @@ static int agent_list_line(struct pp_agent *g, const char *key, char *val)
 	}
 }
 
+/* meta/agent's counters; a listed count of what was not listed adds to ours. */
+static const struct {
+	const char *key;
+	size_t off;
+	bool adds;
+} agent_nums[] = {
+	{"incarnations", offsetof(struct pp_agent, incarnations), false},
+	{"agent_version", offsetof(struct pp_agent, version), false},
+	{"agent_dropped_frames", offsetof(struct pp_agent, dropped_frames), false},
+	{"agent_lost_records", offsetof(struct pp_agent, lost_records), false},
+	{"hellos_dropped", offsetof(struct pp_agent, hellos_dropped), true},
+	{"gaps_dropped", offsetof(struct pp_agent, gaps_dropped), true},
+	{"assist_placed", offsetof(struct pp_agent, assist_placed), false},
+	{"assist_outside", offsetof(struct pp_agent, assist_outside), false},
+	{"assist_clock_err_ns", offsetof(struct pp_agent, assist_err_ns), false},
+};
+
 /* meta/agent: key=value lines (doc/session-layout.md); unknown keys are skipped. */
 static int agent_line(struct pp_session *s, char *line, void *arg)
 {
 	struct pp_agent *g = arg;
-	char *eq = strchr(line, '='), *val, **str = NULL;
-	uint64_t *num = NULL;
+	char *val, **str = NULL;
+	size_t i;
 
 	(void)s;
-	if (!eq || eq == line)
-		return 0;
-	*eq = '\0';
-	val = eq + 1;
-	if (meta__unescape(val) < 0)
+	if (!split_meta_line(line, &val))
 		return 0;
 	if (!strcmp(line, "hello") || !strcmp(line, "gap"))
 		return agent_list_line(g, line, val);
@@ -1023,24 +1045,6 @@ static int agent_line(struct pp_session *s, char *line, void *arg)
 		str = &g->kernel_release;
 	else if (!strcmp(line, "kernel_build_id"))
 		str = &g->kernel_build_id;
-	else if (!strcmp(line, "incarnations"))
-		num = &g->incarnations;
-	else if (!strcmp(line, "agent_version"))
-		num = &g->version;
-	else if (!strcmp(line, "agent_dropped_frames"))
-		num = &g->dropped_frames;
-	else if (!strcmp(line, "agent_lost_records"))
-		num = &g->lost_records;
-	else if (!strcmp(line, "hellos_dropped"))
-		num = &g->hellos_dropped;
-	else if (!strcmp(line, "gaps_dropped"))
-		num = &g->gaps_dropped;
-	else if (!strcmp(line, "assist_placed"))
-		num = &g->assist_placed;
-	else if (!strcmp(line, "assist_outside"))
-		num = &g->assist_outside;
-	else if (!strcmp(line, "assist_clock_err_ns"))
-		num = &g->assist_err_ns;
 	if (str) {
 		char *v;
 
@@ -1051,16 +1055,19 @@ static int agent_line(struct pp_session *s, char *line, void *arg)
 			return -ENOMEM;
 		free(*str);
 		*str = v;
-	} else if (num) {
-		uint64_t v;
+		return 1;
+	}
+	for (i = 0; i < sizeof(agent_nums) / sizeof(agent_nums[0]); i++) {
+		uint64_t *num = (uint64_t *)((char *)g + agent_nums[i].off), v;
 
+		if (strcmp(line, agent_nums[i].key))
+			continue;
 		if (parse_u64(val, 10, &v))
 			return 0;
-		/* The daemon's count of what it did not list comes on top of ours. */
-		*num = num == &g->hellos_dropped || num == &g->gaps_dropped ? dp_sat_add(*num, v)
-									    : v;
+		*num = agent_nums[i].adds ? dp_sat_add(*num, v) : v;
 		if (num == &g->version)
 			g->has_version = true;
+		break;
 	}
 	return 1;
 }

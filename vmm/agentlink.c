@@ -20,6 +20,7 @@
 #include "domprof/agentproto.h"
 #include "domprof/arith.h"
 #include "domprof/clock.h"
+#include "domprof/le.h"
 
 #define READ_BUDGET (1u << 20) /* bytes per agentlink__poll(), for fairness */
 #define PING_RING   16
@@ -506,18 +507,13 @@ static int check_perf(const uint8_t *p, size_t len)
 
 		if (!h)
 			return -EPROTO;
-		size = (uint16_t)(h[6] | h[7] << 8);
+		size = le16_get(h + 6);
 		if (size < sizeof(struct perf_event_header) ||
 		    size - sizeof(struct perf_event_header) > ap_rd__left(&r))
 			return -EPROTO;
 		ap_rd__bytes(&r, size - sizeof(struct perf_event_header));
 	}
 	return 0;
-}
-
-static uint32_t le32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* Over a quota: the record is not passed on (true). */
@@ -533,7 +529,7 @@ static bool perf_quota(struct agentlink *l, const struct agentlink_perf *rec)
 		break;
 	case PERF_RECORD_FORK:
 		/* A thread of the same process is no new process. */
-		if (rec->size >= 16 && le32_at(rec->data + 8) == le32_at(rec->data + 12))
+		if (rec->size >= 16 && le32_get(rec->data + 8) == le32_get(rec->data + 12))
 			return false;
 		n = &l->nproc;
 		max = l->o.max_processes;

@@ -16,10 +16,6 @@
 
 #include "domprof/vmm.h"
 
-static const char *const src_names[] = {"?", "libvirt", "proc", "vmm-pid"};
-static const char *const accel_names[] = {"unknown", "kvm", "tcg"};
-static const char *const role_names[] = {"other", "vcpu", "io"};
-
 static void print_event(const struct vmm_event *ev, void *arg)
 {
 	const struct vmm_domain *d = ev->dom;
@@ -30,17 +26,16 @@ static void print_event(const struct vmm_event *ev, void *arg)
 		vmm__uuid_str(d->uuid, uuid);
 	printf("%s name=%s id=%u pid=%d uuid=%s source=%s accel=%s tainted=%d threads=%u%s%s%s\n",
 	       vmm_event_type__name(ev->type), d->name, d->id, (int)d->pid, uuid,
-	       d->source < 4 ? src_names[d->source] : "?",
-	       d->accel < 3 ? accel_names[d->accel] : "?", d->tainted, d->nthreads,
-	       d->single_tcg_thread ? " single-tcg" : "", d->agent_socket[0] ? " agent=" : "",
-	       d->agent_socket);
+	       dp_domain_source__name(d->source), dp_domain_accel__name(d->accel), d->tainted,
+	       d->nthreads, d->single_tcg_thread ? " single-tcg" : "",
+	       d->agent_socket[0] ? " agent=" : "", d->agent_socket);
 	if (ev->type != VMM_EV_STARTED && ev->type != VMM_EV_THREADS)
 		return;
 	for (unsigned i = 0; i < d->nthreads; i++) {
 		const struct vmm_thread *t = &d->threads[i];
 
 		printf("  thread tid=%d role=%s vcpu=%d comm=%s\n", (int)t->tid,
-		       t->role < 3 ? role_names[t->role] : "?", t->vcpu, t->comm);
+		       dp_thread_role__name(t->role), t->vcpu, t->comm);
 	}
 }
 
