@@ -31,7 +31,7 @@ check_PROGRAMS += tests/unit/test-hostsync tests/unit/test-hostsync-collector
 TESTS += tests/unit/test-hostsync tests/unit/test-hostsync-collector
 tests_unit_test_hostsync_SOURCES = tests/unit/test-hostsync.c
 tests_unit_test_hostsync_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_hostsync_LDADD = host/libdphost.a passive/libdppassive.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) \
+tests_unit_test_hostsync_LDADD = $(TEST_HELPER_LIB) host/libdphost.a passive/libdppassive.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) \
 	$(UNIT_LIBS)
 endif
 if HAVE_CMOCKA

@@ -20,6 +20,7 @@ tests_helper_libdptest_a_SOURCES = \
 	tests/helper/tcmd.c \
 	tests/helper/telf.c \
 	tests/helper/twords.c \
+	tests/helper/tperf.c \
 	tests/helper/treport.c
 tests_helper_libdptest_a_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 endif

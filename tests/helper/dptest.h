@@ -96,6 +96,50 @@ void twords__samples(struct dp_words *b, uint64_t off, uint32_t ev, unsigned n, 
 void twords__image(struct dp_words *b, uint64_t id, enum dp_image_kind kind, uint64_t mtime,
 		   const char *name, size_t len, uint64_t start, uint64_t end);
 
+/* ---- perf records (tests/helper/tperf.c) ---- */
+
+/* The sample_type the builders write: what the sync stage is opened with. */
+#define TPERF_SAMPLE_TYPE                                                                          \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+/* The event id in every sample_id trailer, the period of every sample, the inode of MMAP2s. */
+#define TPERF_TRAILER_ID 1000
+#define TPERF_PERIOD	 250000
+#define TPERF_INO	 4242
+
+/* The inode non-build-id MMAP2s carry (TPERF_INO until a test sets it, and resets it). */
+extern uint64_t tperf__ino;
+
+/* One perf record being built; begin resets it. Every builder fails the test on overflow. */
+struct tperf_rec {
+	uint8_t b[8192];
+	size_t n;
+};
+
+void tperf__put(struct tperf_rec *r, const void *p, size_t n);
+void tperf__put64(struct tperf_rec *r, uint64_t v);
+void tperf__put32(struct tperf_rec *r, uint32_t v);
+/* Start a record of type with misc; tperf__finish stores its size in the header. */
+void tperf__begin(struct tperf_rec *r, uint32_t type, uint16_t misc);
+void tperf__finish(struct tperf_rec *r);
+/* The sample_id trailer of TPERF_SAMPLE_TYPE: TID, TIME, CPU, IDENTIFIER (TPERF_TRAILER_ID). */
+void tperf__trailer(struct tperf_rec *r, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu);
+/* Whole records, trailer and size included. */
+void tperf__sample(struct tperf_rec *r, uint16_t cpumode, uint64_t id, uint64_t ip, uint32_t pid,
+		   uint32_t tid, uint64_t time, uint32_t cpu);
+/* An MMAP2 of name[0..nlen); with bid, a build-id one instead of dev/inode tperf__ino. */
+void tperf__mmap2(struct tperf_rec *r, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		  uint32_t prot, const char *name, size_t nlen, const uint8_t *bid, size_t bid_len,
+		  uint64_t time, uint32_t cpu);
+/* An executable MMAP2 of a file without build-id, on cpu 0. */
+void tperf__mmap2_file(struct tperf_rec *r, uint32_t pid, uint64_t start, uint64_t len,
+		       uint64_t pgoff, const char *name, uint64_t time);
+void tperf__comm(struct tperf_rec *r, uint32_t pid, uint32_t tid, const char *c, bool exec,
+		 uint64_t time);
+/* A FORK or EXIT (type) record. */
+void tperf__task(struct tperf_rec *r, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid,
+		 uint32_t ptid, uint64_t time);
+
 /* ---- reports ---- */
 
 /* The report o loads, written in fmt, NUL-terminated; free() it. Fails the test. */

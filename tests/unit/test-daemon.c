@@ -48,6 +48,7 @@ struct fixture {
 	char session[96];
 	char outside[96];
 	int dirfd;
+	struct dp_words b; /* the stream the test feeds its daemon */
 };
 
 static struct fixture *fixture_new(void)
@@ -70,6 +71,25 @@ static void fixture_free(struct fixture *f)
 	close(f->dirfd);
 	tdir__rm_rf(AT_FDCWD, f->root);
 	free(f);
+}
+
+/* The cmocka fixture of tests over one session: a fixture with an empty stream. */
+static int fx_setup(void **state)
+{
+	struct fixture *f = fixture_new();
+
+	dp_words__init(&f->b);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	dp_words__fini(&f->b);
+	fixture_free(f);
+	return 0;
 }
 
 /* ---- stream building ---- */
@@ -201,16 +221,13 @@ static struct counts read_file(int dirfd, const char *path, struct odb_header *h
 
 static void test_samples_and_paths(void **state)
 {
-	struct fixture *f = fixture_new();
+	struct fixture *f = *state;
 	struct odb_header h;
-	struct dp_words b;
 	struct daemon_stats st;
 	struct counts c;
 
-	(void)state;
-	dp_words__init(&b);
-	basic_stream(&b);
-	st = run(f->dirfd, 0, &b, 0);
+	basic_stream(&f->b);
+	st = run(f->dirfd, 0, &f->b, 0);
 	assert_int_equal(st.samples, BASIC_SAMPLES);
 	assert_int_equal(st.samples_no_ctx + st.bad_words + st.bad_records + st.unknown_codes +
 				 st.write_errors,
@@ -237,21 +254,15 @@ static void test_samples_and_paths(void **state)
 	c = read_file(f->dirfd, KERN_FILE, &h);
 	assert_int_equal(count_of(&c, 0x1234), 6);
 	assert_int_equal(h.is_kernel, 1);
-
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 static void test_separate_thread_cpu_lib(void **state)
 {
-	struct fixture *f = fixture_new();
-	struct dp_words b;
+	struct fixture *f = *state;
 	struct daemon_stats st;
 
-	(void)state;
-	dp_words__init(&b);
-	basic_stream(&b);
-	st = run(f->dirfd, DP_SEP_THREAD | DP_SEP_CPU | DP_SEP_LIB, &b, 0);
+	basic_stream(&f->b);
+	st = run(f->dirfd, DP_SEP_THREAD | DP_SEP_CPU | DP_SEP_LIB, &f->b, 0);
 	assert_int_equal(st.samples, BASIC_SAMPLES);
 	/* libc: 4 on cpu 0 in 100/101, 1 + 2 on cpu 1 in 200/200 (two image ids, one file) */
 	assert_int_equal(read_file(f->dirfd,
@@ -277,82 +288,77 @@ static void test_separate_thread_cpu_lib(void **state)
 				   NULL)
 				 .total,
 			 1);
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 static void test_bad_input(void **state)
 {
-	struct fixture *f = fixture_new();
-	struct dp_words b;
+	struct fixture *f = *state;
 	struct daemon_stats st;
 	struct daemon *d;
 	size_t used;
 	uint64_t a[16] = {0};
 	unsigned bad = 0;
 
-	(void)state;
-	dp_words__init(&b);
 	/* samples before any context */
-	twords__samples(&b, 0x1, EV_CLOCK, 2, false);
-	w_session(&b);
-	w_event(&b, EV_CLOCK, "cpu-clock");
-	twords__samples(&b, 0x1, EV_CLOCK, 1, false); /* event but no image yet */
-	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
+	twords__samples(&f->b, 0x1, EV_CLOCK, 2, false);
+	w_session(&f->b);
+	w_event(&f->b, EV_CLOCK, "cpu-clock");
+	twords__samples(&f->b, 0x1, EV_CLOCK, 1, false); /* event but no image yet */
+	w_image(&f->b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
 	/* identical redefinition is fine; a different one is a bad record */
-	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
-	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/evil"), 0, 0), bad++;
-	w_event(&b, EV_CLOCK, "cpu-clock");
-	w_event(&b, EV_CLOCK, "cycles"), bad++;
+	w_image(&f->b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
+	w_image(&f->b, 1, DP_IMAGE_FILE, S("/usr/bin/evil"), 0, 0), bad++;
+	w_event(&f->b, EV_CLOCK, "cpu-clock");
+	w_event(&f->b, EV_CLOCK, "cycles"), bad++;
 	/* unknown codes: beyond the table, and a hole */
-	twords__rec(&b, (enum dp_code)999, (uint64_t[]){1, 2, 3}, 3);
-	twords__rec(&b, (enum dp_code)DP_CODE_MAX, NULL, 0);
-	w_switch(&b, 77, DP_MODE_HOST_USER), bad++; /* undefined image */
-	w_switch(&b, 1, 9), bad++;		    /* mode out of range */
-	w_switch(&b, 1, 0), bad++;
-	w_cpu(&b, 1u << 20), bad++;
-	w_task(&b, 10, 10, 55), bad++; /* undefined app image */
-	twords__rec(&b, DP_CODE_TIME, NULL, 0), bad++;
-	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){42}, 1), bad++;
-	twords__rec(&b, DP_CODE_DROPPED, (uint64_t[]){9, 1}, 2), bad++;
-	twords__rec(&b, DP_CODE_EVENT_SCALE, (uint64_t[]){3, 10, 5}, 3),
+	twords__rec(&f->b, (enum dp_code)999, (uint64_t[]){1, 2, 3}, 3);
+	twords__rec(&f->b, (enum dp_code)DP_CODE_MAX, NULL, 0);
+	w_switch(&f->b, 77, DP_MODE_HOST_USER), bad++; /* undefined image */
+	w_switch(&f->b, 1, 9), bad++;		       /* mode out of range */
+	w_switch(&f->b, 1, 0), bad++;
+	w_cpu(&f->b, 1u << 20), bad++;
+	w_task(&f->b, 10, 10, 55), bad++; /* undefined app image */
+	twords__rec(&f->b, DP_CODE_TIME, NULL, 0), bad++;
+	twords__rec(&f->b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){42}, 1), bad++;
+	twords__rec(&f->b, DP_CODE_DROPPED, (uint64_t[]){9, 1}, 2), bad++;
+	twords__rec(&f->b, DP_CODE_EVENT_SCALE, (uint64_t[]){3, 10, 5}, 3),
 		bad++; /* undefined event */
-	twords__rec(&b, DP_CODE_EVENT_SCALE, (uint64_t[]){0, 10, 50}, 3),
+	twords__rec(&f->b, DP_CODE_EVENT_SCALE, (uint64_t[]){0, 10, 50}, 3),
 		bad++; /* running > enabled */
 	/* lying string lengths: longer and shorter than the words that follow */
 	a[0] = 2;
 	a[1] = DP_IMAGE_FILE;
 	a[9] = 100;
-	twords__rec(&b, DP_CODE_IMAGE_DEF, a, 10 + 1), bad++;
+	twords__rec(&f->b, DP_CODE_IMAGE_DEF, a, 10 + 1), bad++;
 	a[9] = 3;
-	twords__rec(&b, DP_CODE_IMAGE_DEF, a, 10 + 3), bad++;
+	twords__rec(&f->b, DP_CODE_IMAGE_DEF, a, 10 + 3), bad++;
 	a[9] = 5000;
-	twords__rec(&b, DP_CODE_IMAGE_DEF, a, 10 + 1), bad++;
-	twords__rec(&b, DP_CODE_COMM, (uint64_t[]){1, 1, 20, 0}, 4), bad++;
+	twords__rec(&f->b, DP_CODE_IMAGE_DEF, a, 10 + 1), bad++;
+	twords__rec(&f->b, DP_CODE_COMM, (uint64_t[]){1, 1, 20, 0}, 4), bad++;
 	/* a malformed word and a bad event index */
-	assert_int_equal(dp_words__reserve(&b, 4), 0);
-	b.w[b.n++] = DP_ESCAPE;
-	b.w[b.n++] = 1ull << 40;
-	b.w[b.n++] = 0x99;
-	b.w[b.n++] = 64;
+	assert_int_equal(dp_words__reserve(&f->b, 4), 0);
+	f->b.w[f->b.n++] = DP_ESCAPE;
+	f->b.w[f->b.n++] = 1ull << 40;
+	f->b.w[f->b.n++] = 0x99;
+	f->b.w[f->b.n++] = 64;
 	/* the context survives all of that */
-	w_task(&b, 10, 10, 1);
-	w_switch(&b, 1, DP_MODE_HOST_USER);
-	twords__samples(&b, 0x40, EV_CLOCK, 3, false);
-	twords__samples(&b, 0x40, 7, 1, false); /* undefined event */
-	twords__rec(&b, DP_CODE_LOST, (uint64_t[]){1, 5}, 2);
-	twords__rec(&b, DP_CODE_LOST, (uint64_t[]){3, 2}, 2);
-	twords__rec(&b, DP_CODE_THROTTLE, (uint64_t[]){1, 4}, 2);
-	twords__rec(&b, DP_CODE_DROPPED, (uint64_t[]){DP_DROP_NO_TASK, 6}, 2);
-	twords__rec(&b, DP_CODE_LOST, (uint64_t[]){1u << 20, 1}, 2), bad++;
+	w_task(&f->b, 10, 10, 1);
+	w_switch(&f->b, 1, DP_MODE_HOST_USER);
+	twords__samples(&f->b, 0x40, EV_CLOCK, 3, false);
+	twords__samples(&f->b, 0x40, 7, 1, false); /* undefined event */
+	twords__rec(&f->b, DP_CODE_LOST, (uint64_t[]){1, 5}, 2);
+	twords__rec(&f->b, DP_CODE_LOST, (uint64_t[]){3, 2}, 2);
+	twords__rec(&f->b, DP_CODE_THROTTLE, (uint64_t[]){1, 4}, 2);
+	twords__rec(&f->b, DP_CODE_DROPPED, (uint64_t[]){DP_DROP_NO_TASK, 6}, 2);
+	twords__rec(&f->b, DP_CODE_LOST, (uint64_t[]){1u << 20, 1}, 2), bad++;
 	/* a record cut off by the end of the buffer */
-	twords__rec(&b, DP_CODE_COMM, (uint64_t[]){1, 2, 3, 4, 5}, 5);
-	b.n -= 2;
+	twords__rec(&f->b, DP_CODE_COMM, (uint64_t[]){1, 2, 3, 4, 5}, 5);
+	f->b.n -= 2;
 
 	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
-	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
-	assert_int_equal(used, b.n - 5);
-	daemon__end_of_stream(d, b.n - used);
+	assert_int_equal(daemon__process(d, f->b.w, f->b.n, &used), 0);
+	assert_int_equal(used, f->b.n - 5);
+	daemon__end_of_stream(d, f->b.n - used);
 	st = *daemon__stats(d);
 	assert_int_equal(st.samples, 3);
 	assert_int_equal(st.samples_no_ctx, 4);
@@ -382,8 +388,6 @@ static void test_bad_input(void **state)
 		assert_non_null(strstr(data, "samples=3\n"));
 		free(data);
 	}
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 /* ---- the tree on disk ---- */
@@ -476,16 +480,13 @@ static void hostile_stream(struct dp_words *b)
 
 static void test_hostile_names_stay_inside(void **state)
 {
-	struct fixture *f = fixture_new();
-	struct dp_words b;
+	struct fixture *f = *state;
 	struct daemon_stats st;
 	struct tree t = {0};
 	int rootfd;
 
-	(void)state;
-	dp_words__init(&b);
-	hostile_stream(&b);
-	st = run(f->dirfd, DP_SEP_LIB | DP_SEP_KERNEL, &b, 0);
+	hostile_stream(&f->b);
+	st = run(f->dirfd, DP_SEP_LIB | DP_SEP_KERNEL, &f->b, 0);
 	assert_int_equal(st.samples, HOSTILE_SAMPLES);
 	assert_int_equal(st.write_errors, 0);
 	assert_int_equal(st.bad_records, 0);
@@ -509,24 +510,19 @@ static void test_hostile_names_stay_inside(void **state)
 				   NULL)
 				 .total,
 			 2);
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 static void test_planted_symlink(void **state)
 {
-	struct fixture *f = fixture_new();
-	struct dp_words b;
+	struct fixture *f = *state;
 	struct daemon_stats st;
 	struct tree t = {0};
 	int outfd;
 
-	(void)state;
 	assert_int_equal(session__mkdirs(f->dirfd, "samples/current"), 0);
 	assert_int_equal(symlinkat(f->outside, f->dirfd, "samples/current/{root}"), 0);
-	dp_words__init(&b);
-	basic_stream(&b);
-	st = run(f->dirfd, 0, &b, 0);
+	basic_stream(&f->b);
+	st = run(f->dirfd, 0, &f->b, 0);
 	/* user images fail, the kernel's file is written */
 	assert_int_equal(st.samples, 6);
 	assert_int_equal(st.write_errors, BASIC_SAMPLES - 6);
@@ -536,8 +532,6 @@ static void test_planted_symlink(void **state)
 	walk(outfd, "", &t);
 	close(outfd);
 	assert_int_equal(t.n, 0);
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 static void read_all(int dirfd, const char *path, char **data, size_t *len)
@@ -624,16 +618,13 @@ static void free_lines(char **lines, int n)
 
 static void test_meta_files(void **state)
 {
-	struct fixture *f = fixture_new();
-	struct dp_words b;
+	struct fixture *f = *state;
 	char **l, *fl[16];
 	int n;
 
-	(void)state;
-	dp_words__init(&b);
-	basic_stream(&b);
-	hostile_stream(&b);
-	run(f->dirfd, DP_SEP_CPU, &b, 0);
+	basic_stream(&f->b);
+	hostile_stream(&f->b);
+	run(f->dirfd, DP_SEP_CPU, &f->b, 0);
 
 	n = meta_lines(f->dirfd, "meta/session", &l);
 	assert_string_equal(l[0], "domprof-session 1");
@@ -687,37 +678,35 @@ static void test_meta_files(void **state)
 	n = meta_lines(f->dirfd, "meta/stats", &l);
 	assert_string_equal(l[0], "samples=65");
 	free_lines(l, n);
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 static void test_domains(void **state)
 {
-	struct fixture *f = fixture_new();
-	struct dp_words b;
+	struct fixture *f = *state;
 	struct daemon_stats st;
 
-	(void)state;
-	dp_words__init(&b);
-	w_session(&b);
-	w_event(&b, EV_CLOCK, "cpu-clock");
-	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
-	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 0x1122334455667788, 9, 0}, 4, S("web"));
-	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){2, 0xaabbccdd00000000, 9, 0}, 4, S("web"));
+	w_session(&f->b);
+	w_event(&f->b, EV_CLOCK, "cpu-clock");
+	w_image(&f->b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 0x1122334455667788, 9, 0}, 4,
+		    S("web"));
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){2, 0xaabbccdd00000000, 9, 0}, 4,
+		    S("web"));
 	/* same name and UUID again under a new id: the same directory, one sample file */
-	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){3, 0x1122334455667788, 9, 0}, 4, S("web"));
-	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){0, 1, 1, 0}, 4, S("host2"));
-	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 1, 1, 0}, 4, S("web"));
-	w_switch(&b, 1, DP_MODE_GUEST_USER);
-	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
-	twords__samples(&b, 0x10, EV_CLOCK, 2, false);
-	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){2}, 1);
-	twords__samples(&b, 0x10, EV_CLOCK, 3, false);
-	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){3}, 1);
-	twords__samples(&b, 0x10, EV_CLOCK, 4, false);
-	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
-	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
-	st = run(f->dirfd, 0, &b, 0);
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){3, 0x1122334455667788, 9, 0}, 4,
+		    S("web"));
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){0, 1, 1, 0}, 4, S("host2"));
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 1, 1, 0}, 4, S("web"));
+	w_switch(&f->b, 1, DP_MODE_GUEST_USER);
+	twords__rec(&f->b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
+	twords__samples(&f->b, 0x10, EV_CLOCK, 2, false);
+	twords__rec(&f->b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){2}, 1);
+	twords__samples(&f->b, 0x10, EV_CLOCK, 3, false);
+	twords__rec(&f->b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){3}, 1);
+	twords__samples(&f->b, 0x10, EV_CLOCK, 4, false);
+	twords__rec(&f->b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
+	twords__samples(&f->b, 0x10, EV_CLOCK, 1, false);
+	st = run(f->dirfd, 0, &f->b, 0);
 	assert_int_equal(st.samples, 10);
 	assert_int_equal(st.bad_records, 2);
 	assert_int_equal(
@@ -730,8 +719,6 @@ static void test_domains(void **state)
 			.total,
 		3);
 	assert_int_equal(read_file(f->dirfd, APP_FILE, NULL).total, 1);
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 /* ---- domain metadata ---- */
@@ -779,9 +766,8 @@ static ino_t inode_of(int dirfd, const char *path)
 
 static void test_domain_meta(void **state)
 {
-	struct fixture *f = fixture_new();
+	struct fixture *f = *state;
 	struct daemon_stats st;
-	struct dp_words b;
 	struct daemon *d;
 	uint64_t bad = 0;
 	size_t used;
@@ -789,80 +775,78 @@ static void test_domain_meta(void **state)
 	char **l;
 	int n;
 
-	(void)state;
-	dp_words__init(&b);
-	w_session(&b);
-	w_event(&b, EV_CLOCK, "cpu-clock");
-	twords__str(&b, DP_CODE_DOMAIN_DEF,
+	w_session(&f->b);
+	w_event(&f->b, EV_CLOCK, "cpu-clock");
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF,
 		    (uint64_t[]){1, 0x1122334455667788, 0x99aabbccddeeff00,
 				 SRC(DP_DOMAIN_SRC_LIBVIRT) | ACCEL(DP_DOMAIN_ACCEL_TCG)},
 		    4, S("web"));
-	twords__str(&b, DP_CODE_DOMAIN_DEF,
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF,
 		    (uint64_t[]){2, 0, 0,
 				 DP_DOMAIN_TAINTED | SRC(DP_DOMAIN_SRC_PROC) |
 					 ACCEL(DP_DOMAIN_ACCEL_KVM)},
 		    4, S(EVIL));
 	/* the name taken by another UUID: its own directory and metadata */
-	twords__str(&b, DP_CODE_DOMAIN_DEF,
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF,
 		    (uint64_t[]){3, 0xaabbccdd00000001, 2, SRC(3) | ACCEL(7)}, 4, S("web"));
 	/* web again under a new id (restarted): the same directory, now tainted */
-	twords__str(&b, DP_CODE_DOMAIN_DEF,
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF,
 		    (uint64_t[]){4, 0x1122334455667788, 0x99aabbccddeeff00,
 				 DP_DOMAIN_TAINTED | SRC(DP_DOMAIN_SRC_LIBVIRT) |
 					 ACCEL(DP_DOMAIN_ACCEL_TCG)},
 		    4, S("web"));
 
-	w_life(&b, 1, DP_LIFE_STARTED, 1000);
-	w_thread(&b, 1, 500, 500, DP_THREAD_OTHER, 0, S("qemu-system-x86"));
-	w_thread(&b, 1, 500, 502, DP_THREAD_VCPU, 1, S("CPU 1/TCG"));
-	w_thread(&b, 1, 500, 501, DP_THREAD_VCPU, 0, S("CPU 0/TCG"));
-	w_thread(&b, 1, 500, 503, DP_THREAD_IO, 7, S("IO iothread1"));
-	w_thread(&b, 1, 500, 501, DP_THREAD_VCPU, 0, S("CPU 0/KVM")); /* the latest wins */
-	w_wait(&b, 1, 0, 501, 2000, 10, 100);
-	w_wait(&b, 1, 1, 502, 2000, 7, 70);
-	w_wait(&b, 4, 0, 501, 3000, 5, 50); /* through the restarted id: the same domain */
-	w_life(&b, 1, DP_LIFE_REBOOTED, 2000);
-	w_life(&b, 1, DP_LIFE_STOPPED, 3000);
-	w_life(&b, 4, DP_LIFE_STARTED, 4000);
-	w_thread(&b, 4, 700, 701, DP_THREAD_VCPU, 0, S("CPU 0/TCG"));
+	w_life(&f->b, 1, DP_LIFE_STARTED, 1000);
+	w_thread(&f->b, 1, 500, 500, DP_THREAD_OTHER, 0, S("qemu-system-x86"));
+	w_thread(&f->b, 1, 500, 502, DP_THREAD_VCPU, 1, S("CPU 1/TCG"));
+	w_thread(&f->b, 1, 500, 501, DP_THREAD_VCPU, 0, S("CPU 0/TCG"));
+	w_thread(&f->b, 1, 500, 503, DP_THREAD_IO, 7, S("IO iothread1"));
+	w_thread(&f->b, 1, 500, 501, DP_THREAD_VCPU, 0, S("CPU 0/KVM")); /* the latest wins */
+	w_wait(&f->b, 1, 0, 501, 2000, 10, 100);
+	w_wait(&f->b, 1, 1, 502, 2000, 7, 70);
+	w_wait(&f->b, 4, 0, 501, 3000, 5, 50); /* through the restarted id: the same domain */
+	w_life(&f->b, 1, DP_LIFE_REBOOTED, 2000);
+	w_life(&f->b, 1, DP_LIFE_STOPPED, 3000);
+	w_life(&f->b, 4, DP_LIFE_STARTED, 4000);
+	w_thread(&f->b, 4, 700, 701, DP_THREAD_VCPU, 0, S("CPU 0/TCG"));
 
-	w_life(&b, 2, DP_LIFE_STARTED, 1500);
-	w_life(&b, 2, DP_LIFE_VANISHED, 2500);
-	w_thread(&b, 2, 600, 601, DP_THREAD_VCPU, 0, S("a\tb\nc%"));
-	w_wait(&b, 2, 0, 601, 2500, UINT64_MAX - 2, 1);
-	w_wait(&b, 2, 0, 601, 2600, 5, 1); /* sums saturate */
+	w_life(&f->b, 2, DP_LIFE_STARTED, 1500);
+	w_life(&f->b, 2, DP_LIFE_VANISHED, 2500);
+	w_thread(&f->b, 2, 600, 601, DP_THREAD_VCPU, 0, S("a\tb\nc%"));
+	w_wait(&f->b, 2, 0, 601, 2500, UINT64_MAX - 2, 1);
+	w_wait(&f->b, 2, 0, 601, 2600, 5, 1); /* sums saturate */
 
 	/* bad records: counted, nothing kept */
-	w_thread(&b, 9, 1, 2, DP_THREAD_OTHER, 0, S("x")), bad++;
-	w_thread(&b, DP_DOMAIN_HOST, 1, 2, DP_THREAD_OTHER, 0, S("x")), bad++;
-	w_thread(&b, 1, 500, 510, 3, 0, S("x")), bad++;
-	w_thread(&b, 1, 500, 510, DP_THREAD_VCPU, 1024, S("x")), bad++;
-	w_thread(&b, 1, 0, 510, DP_THREAD_OTHER, 0, S("x")), bad++;
-	w_thread(&b, 1, 500, UINT32_MAX, DP_THREAD_OTHER, 0, S("x")), bad++;
-	twords__rec(&b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 500, 510, 0, 0}, 5), bad++;
-	twords__rec(&b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 500, 510, 0, 0, 9, 0}, 7), bad++;
-	w_life(&b, 1, 0, 5), bad++;
-	w_life(&b, 1, 5, 5), bad++;
-	w_life(&b, 9, DP_LIFE_STARTED, 5), bad++;
-	w_life(&b, DP_DOMAIN_HOST, DP_LIFE_STARTED, 5), bad++;
-	twords__rec(&b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){1, 1}, 2), bad++;
-	w_wait(&b, 1, 1024, 501, 1, 1, 1), bad++;
-	w_wait(&b, 1, 0, 0, 1, 1, 1), bad++;
-	w_wait(&b, 9, 0, 501, 1, 1, 1), bad++;
-	w_wait(&b, DP_DOMAIN_HOST, 0, 501, 1, 1, 1), bad++;
-	twords__rec(&b, DP_CODE_VCPU_WAIT, (uint64_t[]){1, 0, 501, 1, 1}, 5), bad++;
+	w_thread(&f->b, 9, 1, 2, DP_THREAD_OTHER, 0, S("x")), bad++;
+	w_thread(&f->b, DP_DOMAIN_HOST, 1, 2, DP_THREAD_OTHER, 0, S("x")), bad++;
+	w_thread(&f->b, 1, 500, 510, 3, 0, S("x")), bad++;
+	w_thread(&f->b, 1, 500, 510, DP_THREAD_VCPU, 1024, S("x")), bad++;
+	w_thread(&f->b, 1, 0, 510, DP_THREAD_OTHER, 0, S("x")), bad++;
+	w_thread(&f->b, 1, 500, UINT32_MAX, DP_THREAD_OTHER, 0, S("x")), bad++;
+	twords__rec(&f->b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 500, 510, 0, 0}, 5), bad++;
+	twords__rec(&f->b, DP_CODE_DOMAIN_THREAD, (uint64_t[]){1, 500, 510, 0, 0, 9, 0}, 7), bad++;
+	w_life(&f->b, 1, 0, 5), bad++;
+	w_life(&f->b, 1, 5, 5), bad++;
+	w_life(&f->b, 9, DP_LIFE_STARTED, 5), bad++;
+	w_life(&f->b, DP_DOMAIN_HOST, DP_LIFE_STARTED, 5), bad++;
+	twords__rec(&f->b, DP_CODE_DOMAIN_LIFE, (uint64_t[]){1, 1}, 2), bad++;
+	w_wait(&f->b, 1, 1024, 501, 1, 1, 1), bad++;
+	w_wait(&f->b, 1, 0, 0, 1, 1, 1), bad++;
+	w_wait(&f->b, 9, 0, 501, 1, 1, 1), bad++;
+	w_wait(&f->b, DP_DOMAIN_HOST, 0, 501, 1, 1, 1), bad++;
+	twords__rec(&f->b, DP_CODE_VCPU_WAIT, (uint64_t[]){1, 0, 501, 1, 1}, 5), bad++;
 
 	/* the bounds, in web@aabbccdd: what does not fit is counted */
 	for (unsigned i = 0; i < 4096 + 1; i++)
-		w_thread(&b, 3, 800, 1000 + i, DP_THREAD_OTHER, 0, S("t"));
+		w_thread(&f->b, 3, 800, 1000 + i, DP_THREAD_OTHER, 0, S("t"));
 	for (unsigned i = 0; i < 256 + 3; i++)
-		w_life(&b, 3, i % 2 ? DP_LIFE_STOPPED : DP_LIFE_STARTED, 10000 + i);
+		w_life(&f->b, 3, i % 2 ? DP_LIFE_STOPPED : DP_LIFE_STARTED, 10000 + i);
 	for (unsigned i = 0; i < 1024 + 2; i++)
-		w_wait(&b, 3, i % 1024, 1000 + i, 1, 1, 1);
+		w_wait(&f->b, 3, i % 1024, 1000 + i, 1, 1, 1);
 
 	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
-	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
-	assert_int_equal(used, b.n);
+	assert_int_equal(daemon__process(d, f->b.w, f->b.n, &used), 0);
+	assert_int_equal(used, f->b.n);
 	assert_int_equal(daemon__sync(d), 0);
 	st = *daemon__stats(d);
 	assert_int_equal(st.bad_records, bad);
@@ -929,9 +913,9 @@ static void test_domain_meta(void **state)
 	ino_domain = inode_of(f->dirfd, "domains/web/meta/domain");
 	ino_threads = inode_of(f->dirfd, "domains/web/meta/threads");
 	ino_wait = inode_of(f->dirfd, "domains/web/meta/vcpu-wait");
-	dp_words__reset(&b);
-	w_wait(&b, 1, 1, 502, 5000, 1, 2);
-	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
+	dp_words__reset(&f->b);
+	w_wait(&f->b, 1, 1, 502, 5000, 1, 2);
+	assert_int_equal(daemon__process(d, f->b.w, f->b.n, &used), 0);
 	assert_int_equal(daemon__sync(d), 0);
 	assert_int_equal(inode_of(f->dirfd, "domains/web/meta/domain"), ino_domain);
 	assert_int_equal(inode_of(f->dirfd, "domains/web/meta/threads"), ino_threads);
@@ -940,35 +924,31 @@ static void test_domain_meta(void **state)
 		    "0\t501\t15\t150\n"
 		    "1\t502\t8\t72\n");
 	daemon__free(d);
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 /* The halves of a host-only/guest-only pair share a name but not their sample files. */
 static void test_event_pair(void **state)
 {
-	struct fixture *f = fixture_new();
-	struct dp_words b;
+	struct fixture *f = *state;
 	uint64_t hflags = DP_EVENT_KERNEL | DP_EVENT_USER | DP_EVENT_HOST_ONLY;
 	uint64_t gflags = DP_EVENT_KERNEL | DP_EVENT_USER | DP_EVENT_GUEST_ONLY;
 
-	(void)state;
-	dp_words__init(&b);
-	w_session(&b);
-	twords__str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){0, 0, 0, 100000, 0, 0, hflags}, 7,
+	w_session(&f->b);
+	twords__str(&f->b, DP_CODE_EVENT_DEF, (uint64_t[]){0, 0, 0, 100000, 0, 0, hflags}, 7,
 		    S("cycles"));
-	twords__str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){1, 0, 0, 100000, 0, 0, gflags}, 7,
+	twords__str(&f->b, DP_CODE_EVENT_DEF, (uint64_t[]){1, 0, 0, 100000, 0, 0, gflags}, 7,
 		    S("cycles"));
 	/* a third of that name, and one that already has the suffix */
-	twords__str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){2, 0, 0, 100000, 0, 0, gflags}, 7,
+	twords__str(&f->b, DP_CODE_EVENT_DEF, (uint64_t[]){2, 0, 0, 100000, 0, 0, gflags}, 7,
 		    S("cycles"));
-	twords__str(&b, DP_CODE_EVENT_DEF, (uint64_t[]){3, 0, 0, 100000, 0, 0, 3}, 7, S("cycles"));
-	w_image(&b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
-	w_switch(&b, 1, DP_MODE_HOST_USER);
-	twords__samples(&b, 0x10, 0, 3, false);
-	twords__samples(&b, 0x10, 1, 2, false);
-	twords__samples(&b, 0x10, 2, 1, false);
-	run(f->dirfd, 0, &b, 0);
+	twords__str(&f->b, DP_CODE_EVENT_DEF, (uint64_t[]){3, 0, 0, 100000, 0, 0, 3}, 7,
+		    S("cycles"));
+	w_image(&f->b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
+	w_switch(&f->b, 1, DP_MODE_HOST_USER);
+	twords__samples(&f->b, 0x10, 0, 3, false);
+	twords__samples(&f->b, 0x10, 1, 2, false);
+	twords__samples(&f->b, 0x10, 2, 1, false);
+	run(f->dirfd, 0, &f->b, 0);
 	assert_meta(f->dirfd, "meta/events",
 		    "0\tcycles\t0\t0\t100000\t0\t0\t11\n"
 		    "1\tcycles:guest\t0\t0\t100000\t0\t0\t19\n"
@@ -983,35 +963,31 @@ static void test_event_pair(void **state)
 				   NULL)
 				 .total,
 			 2);
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 /* More sample files than may stay open: closed and reopened, nothing lost. */
 static void test_many_files(void **state)
 {
-	struct fixture *f = fixture_new();
-	struct dp_words b;
+	struct fixture *f = *state;
 	struct daemon_stats st;
 	const unsigned nimg = 1500;
 
-	(void)state;
-	dp_words__init(&b);
-	w_session(&b);
-	w_event(&b, EV_CLOCK, "cpu-clock");
+	w_session(&f->b);
+	w_event(&f->b, EV_CLOCK, "cpu-clock");
 	for (unsigned i = 1; i <= nimg; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "/lib/l%u.so", i);
-		w_image(&b, i, DP_IMAGE_FILE, name, strlen(name), 0, 0);
+		w_image(&f->b, i, DP_IMAGE_FILE, name, strlen(name), 0, 0);
 	}
 	for (int pass = 0; pass < 3; pass++) {
 		for (unsigned i = 1; i <= nimg; i++) {
-			w_switch(&b, i, DP_MODE_HOST_USER);
-			twords__samples(&b, i * 16 + (unsigned)pass, EV_CLOCK, 1 + (i % 3), false);
+			w_switch(&f->b, i, DP_MODE_HOST_USER);
+			twords__samples(&f->b, i * 16 + (unsigned)pass, EV_CLOCK, 1 + (i % 3),
+					false);
 		}
 	}
-	st = run(f->dirfd, 0, &b, 0);
+	st = run(f->dirfd, 0, &f->b, 0);
 	assert_int_equal(st.write_errors, 0);
 	for (unsigned i = 1; i <= nimg; i += 97) {
 		char path[256];
@@ -1027,8 +1003,6 @@ static void test_many_files(void **state)
 		assert_int_equal(c.total, 3 * (1 + (i % 3)));
 		assert_int_equal(count_of(&c, i * 16 + 2), 1 + (i % 3));
 	}
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 /* A full disk: -ENOSPC from daemon__process, counted, and what was written stays readable. */
@@ -1154,39 +1128,34 @@ static void process(struct daemon *d, struct dp_words *b)
 /* Chunks out of order and repeated make one whole file, renamed into place only when complete. */
 static void test_file_chunks(void **state)
 {
-	struct fixture *f = fixture_new();
+	struct fixture *f = *state;
 	static char bin[BIN_SIZE];
 	struct daemon_stats st;
-	struct dp_words b;
 	struct daemon *d;
 
-	(void)state;
 	bin_fill(bin, sizeof(bin), 0);
-	dp_words__init(&b);
 	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
-	w_web(&b);
-	w_chunk(&b, bid_a, 20, BIN_SIZE, 8192, bin + 8192, BIN_SIZE - 8192);
-	w_chunk(&b, bid_a, 20, BIN_SIZE, 0, bin, 4096);
-	w_chunk(&b, bid_a, 20, BIN_SIZE, 8192, bin + 8192, BIN_SIZE - 8192);
-	w_chunk(&b, bid_a, 20, BIN_SIZE, 100, bin + 100, 200); /* inside what arrived */
-	process(d, &b);
+	w_web(&f->b);
+	w_chunk(&f->b, bid_a, 20, BIN_SIZE, 8192, bin + 8192, BIN_SIZE - 8192);
+	w_chunk(&f->b, bid_a, 20, BIN_SIZE, 0, bin, 4096);
+	w_chunk(&f->b, bid_a, 20, BIN_SIZE, 8192, bin + 8192, BIN_SIZE - 8192);
+	w_chunk(&f->b, bid_a, 20, BIN_SIZE, 100, bin + 100, 200); /* inside what arrived */
+	process(d, &f->b);
 	/* a reader never sees a half file */
 	assert_false(exists(f->dirfd, BID_FILE));
 	assert_true(exists(f->dirfd, BID_PART));
-	w_chunk(&b, bid_a, 20, BIN_SIZE, 4000, bin + 4000, 4000); /* overlaps both sides */
-	w_chunk(&b, bid_a, 20, BIN_SIZE, 8000, bin + 8000, 192);
-	process(d, &b);
+	w_chunk(&f->b, bid_a, 20, BIN_SIZE, 4000, bin + 4000, 4000); /* overlaps both sides */
+	w_chunk(&f->b, bid_a, 20, BIN_SIZE, 8000, bin + 8000, 192);
+	process(d, &f->b);
 	assert_bytes(f->dirfd, BID_FILE, bin, BIN_SIZE);
 	assert_false(exists(f->dirfd, BID_PART));
 	/* repeated after completion: nothing changes */
-	w_chunk(&b, bid_a, 20, BIN_SIZE, 0, "garbage", 7);
-	process(d, &b);
+	w_chunk(&f->b, bid_a, 20, BIN_SIZE, 0, "garbage", 7);
+	process(d, &f->b);
 	assert_bytes(f->dirfd, BID_FILE, bin, BIN_SIZE);
 	st = *daemon__stats(d);
 	assert_int_equal(st.bad_records + st.store_errors + st.domain_overflow, 0);
 	daemon__free(d);
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 /* Lying records are counted and refused; the bounds hold. */
@@ -1194,42 +1163,40 @@ static void test_file_chunks(void **state)
 
 static void test_file_chunk_bounds(void **state)
 {
-	struct fixture *f = fixture_new();
+	struct fixture *f = *state;
 	static char bin[BIG];
 	uint8_t bid_b[8] = {0xab, 0xcd, 1, 2, 3, 4, 5, 6}, bid_c[8] = {0xab, 0xcd, 9};
 	uint8_t bid_d[8] = {0xab, 0xce, 1};
 	struct daemon_stats st;
-	struct dp_words b;
 	struct daemon *d;
 	uint64_t bad = 0;
 
-	(void)state;
 	bin_fill(bin, sizeof(bin), 3);
-	dp_words__init(&b);
 	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
 	daemon__set_store_limits(d, BIG, BIG + 6000);
-	w_web(&b);
+	w_web(&f->b);
 	/* build-id lengths: GDB's layout needs two bytes, a build-id has at most 20 */
-	w_chunk(&b, bid_a, 0, 10, 0, bin, 10), bad++;
-	w_chunk(&b, bid_a, 1, 10, 0, bin, 10), bad++;
-	w_chunk(&b, bid_a, 21, 10, 0, bin, 10), bad++;
-	w_chunk(&b, bid_a, UINT64_MAX, 10, 0, bin, 10), bad++;
+	w_chunk(&f->b, bid_a, 0, 10, 0, bin, 10), bad++;
+	w_chunk(&f->b, bid_a, 1, 10, 0, bin, 10), bad++;
+	w_chunk(&f->b, bid_a, 21, 10, 0, bin, 10), bad++;
+	w_chunk(&f->b, bid_a, UINT64_MAX, 10, 0, bin, 10), bad++;
 	/* sizes and offsets */
-	w_chunk(&b, bid_a, 20, 0, 0, bin, 0), bad++;
-	w_chunk(&b, bid_a, 20, 10, 0, bin, 0), bad++;
-	w_chunk(&b, bid_a, 20, 10, 5, bin, 6), bad++;
-	w_chunk(&b, bid_a, 20, 10, UINT64_MAX, bin, 6), bad++;
-	w_chunk(&b, bid_a, 20, BIG + 1, 0, bin, 10), bad++; /* over the file bound */
+	w_chunk(&f->b, bid_a, 20, 0, 0, bin, 0), bad++;
+	w_chunk(&f->b, bid_a, 20, 10, 0, bin, 0), bad++;
+	w_chunk(&f->b, bid_a, 20, 10, 5, bin, 6), bad++;
+	w_chunk(&f->b, bid_a, 20, 10, UINT64_MAX, bin, 6), bad++;
+	w_chunk(&f->b, bid_a, 20, BIG + 1, 0, bin, 10), bad++; /* over the file bound */
 	/* a string length that lies about the words that follow */
-	twords__rec(&b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0, 10, 0}, 8), bad++;
-	twords__rec(&b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0, 5000, 0}, 8),
+	twords__rec(&f->b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0, 10, 0}, 8),
 		bad++;
-	twords__rec(&b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0}, 6), bad++;
+	twords__rec(&f->b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0, 5000, 0}, 8),
+		bad++;
+	twords__rec(&f->b, DP_CODE_FILE_CHUNK, (uint64_t[]){2, 0x0201, 0, 0, 10, 0}, 6), bad++;
 	/* the host has no store */
-	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
-	w_chunk(&b, bid_a, 20, 10, 0, bin, 10), bad++;
-	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
-	process(d, &b);
+	twords__rec(&f->b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
+	w_chunk(&f->b, bid_a, 20, 10, 0, bin, 10), bad++;
+	twords__rec(&f->b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){1}, 1);
+	process(d, &f->b);
 	st = *daemon__stats(d);
 	assert_int_equal(st.bad_records, bad);
 	assert_int_equal(st.store_errors, 0);
@@ -1238,25 +1205,25 @@ static void test_file_chunk_bounds(void **state)
 	assert_false(exists(f->dirfd, "root"));
 
 	/* a file of the maximum size fits; another size for the same build-id does not */
-	w_chunk(&b, bid_b, 8, BIG, 0, bin, 4096);
-	w_chunk(&b, bid_b, 8, BIG - 1, 4096, bin + 4096, 10), bad++;
+	w_chunk(&f->b, bid_b, 8, BIG, 0, bin, 4096);
+	w_chunk(&f->b, bid_b, 8, BIG - 1, 4096, bin + 4096, 10), bad++;
 	/* the domain's store is full past BIG + 6000 bytes: counted as an overflow */
-	w_chunk(&b, bid_c, 8, 6000, 0, bin, 10);
-	w_chunk(&b, bid_d, 8, 1, 0, bin, 1);
-	process(d, &b);
+	w_chunk(&f->b, bid_c, 8, 6000, 0, bin, 10);
+	w_chunk(&f->b, bid_d, 8, 1, 0, bin, 1);
+	process(d, &f->b);
 	st = *daemon__stats(d);
 	assert_int_equal(st.bad_records, bad);
 	assert_int_equal(st.domain_overflow, 1);
 
 	/* received ranges are a bounded list: a 4097th disjoint range is refused */
 	for (uint64_t off = 4096; off < 4096 + 2 * 4096; off += 2)
-		w_chunk(&b, bid_b, 8, BIG, off, bin + off, 1);
-	w_chunk(&b, bid_b, 8, BIG, 13000, bin + 13000, 1), bad++;
+		w_chunk(&f->b, bid_b, 8, BIG, off, bin + off, 1);
+	w_chunk(&f->b, bid_b, 8, BIG, 13000, bin + 13000, 1), bad++;
 	/* one touching a range it has still merges, and the file completes */
-	w_chunk(&b, bid_b, 8, BIG, 4097, bin + 4097, 1);
+	w_chunk(&f->b, bid_b, 8, BIG, 4097, bin + 4097, 1);
 	for (uint64_t off = 4096; off < BIG; off += 1000)
-		w_chunk(&b, bid_b, 8, BIG, off, bin + off, BIG - off < 1000 ? BIG - off : 1000);
-	process(d, &b);
+		w_chunk(&f->b, bid_b, 8, BIG, off, bin + off, BIG - off < 1000 ? BIG - off : 1000);
+	process(d, &f->b);
 	st = *daemon__stats(d);
 	assert_int_equal(st.bad_records, bad);
 	assert_int_equal(st.store_errors, 0);
@@ -1275,50 +1242,43 @@ static void test_file_chunk_bounds(void **state)
 		free(data);
 	}
 	daemon__free(d);
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 /* rest.path names the guest path of the latest image of the build-id that had samples. */
 static void test_file_chunk_path(void **state)
 {
-	struct fixture *f = fixture_new();
-	struct dp_words b;
+	struct fixture *f = *state;
 	struct daemon_stats st;
 	static const uint8_t bid_e[4] = {0xee, 1, 2, 3};
 
-	(void)state;
-	dp_words__init(&b);
-	w_web(&b);
-	w_image_bid(&b, 10, S("/usr/bin/app"), bid_a, 20);
-	w_image_bid(&b, 11, S("/usr/bin/app-new"), bid_a, 20);
-	w_image_bid(&b, 12, S("/opt/a\nb%"), bid_e, 4);
-	w_image_bid(&b, 13, S("/usr/bin/qemu"), bid_e + 1, 3);
-	w_task(&b, 50, 50, 10);
-	w_switch(&b, 10, DP_MODE_GUEST_USER);
-	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
-	w_switch(&b, 11, DP_MODE_GUEST_USER);
-	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
-	w_switch(&b, 10, DP_MODE_GUEST_USER); /* older: does not take the name back */
-	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
-	w_switch(&b, 12, DP_MODE_GUEST_USER);
-	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
+	w_web(&f->b);
+	w_image_bid(&f->b, 10, S("/usr/bin/app"), bid_a, 20);
+	w_image_bid(&f->b, 11, S("/usr/bin/app-new"), bid_a, 20);
+	w_image_bid(&f->b, 12, S("/opt/a\nb%"), bid_e, 4);
+	w_image_bid(&f->b, 13, S("/usr/bin/qemu"), bid_e + 1, 3);
+	w_task(&f->b, 50, 50, 10);
+	w_switch(&f->b, 10, DP_MODE_GUEST_USER);
+	twords__samples(&f->b, 0x10, EV_CLOCK, 1, false);
+	w_switch(&f->b, 11, DP_MODE_GUEST_USER);
+	twords__samples(&f->b, 0x10, EV_CLOCK, 1, false);
+	w_switch(&f->b, 10, DP_MODE_GUEST_USER); /* older: does not take the name back */
+	twords__samples(&f->b, 0x10, EV_CLOCK, 1, false);
+	w_switch(&f->b, 12, DP_MODE_GUEST_USER);
+	twords__samples(&f->b, 0x10, EV_CLOCK, 1, false);
 	/* host-mode work of the VMM: a host binary, not the guest's */
-	w_switch(&b, 13, DP_MODE_HOST_USER);
-	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
+	w_switch(&f->b, 13, DP_MODE_HOST_USER);
+	twords__samples(&f->b, 0x10, EV_CLOCK, 1, false);
 	/* the host's own guest-mode samples: the host has no store */
-	twords__rec(&b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
-	w_switch(&b, 12, DP_MODE_GUEST_USER);
-	twords__samples(&b, 0x10, EV_CLOCK, 1, false);
-	st = run(f->dirfd, 0, &b, 0);
+	twords__rec(&f->b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){DP_DOMAIN_HOST}, 1);
+	w_switch(&f->b, 12, DP_MODE_GUEST_USER);
+	twords__samples(&f->b, 0x10, EV_CLOCK, 1, false);
+	st = run(f->dirfd, 0, &f->b, 0);
 	assert_int_equal(st.samples, 6);
 	assert_int_equal(st.bad_records + st.store_errors + st.domain_overflow, 0);
 	assert_meta(f->dirfd, BID_FILE ".path", "/usr/bin/app-new\n");
 	assert_meta(f->dirfd, "domains/web/root/.build-id/ee/010203.path", "/opt/a%0Ab%25\n");
 	assert_false(exists(f->dirfd, "domains/web/root/.build-id/01/0203.path"));
 	assert_false(exists(f->dirfd, "root"));
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 /*
@@ -1328,27 +1288,26 @@ static void test_file_chunk_path(void **state)
  */
 static void test_guest_separate(void **state)
 {
-	struct fixture *f = fixture_new();
-	struct dp_words b;
+	struct fixture *f = *state;
 	struct daemon_stats st;
 	char **l;
 	int n;
 
-	(void)state;
-	dp_words__init(&b);
-	w_web(&b);
-	w_image_bid(&b, 20, S("/usr/bin/app"), bid_a, 20);
-	w_image_bid(&b, 21, S("/lib/libc.so.6"), bid_a + 1, 19);
-	w_image(&b, 22, DP_IMAGE_KERNEL, S("vmlinux-aabb"), 0xffffffff81000000, 0xffffffff82000000);
-	w_image(&b, 23, DP_IMAGE_KERNEL, S("vmlinux-ccdd"), 0xffffffff81000000, 0xffffffff82000000);
-	w_task(&b, 300, 301, 20);
-	w_switch(&b, 21, DP_MODE_GUEST_USER);
-	twords__samples(&b, 0x500, EV_CLOCK, 2, false);
-	w_switch(&b, 22, DP_MODE_GUEST_KERNEL);
-	twords__samples(&b, 0x10, EV_CLOCK, 3, false);
-	w_switch(&b, 23, DP_MODE_GUEST_KERNEL); /* rebooted into another kernel */
-	twords__samples(&b, 0x10, EV_CLOCK, 4, false);
-	st = run(f->dirfd, DP_SEP_LIB | DP_SEP_KERNEL, &b, 0);
+	w_web(&f->b);
+	w_image_bid(&f->b, 20, S("/usr/bin/app"), bid_a, 20);
+	w_image_bid(&f->b, 21, S("/lib/libc.so.6"), bid_a + 1, 19);
+	w_image(&f->b, 22, DP_IMAGE_KERNEL, S("vmlinux-aabb"), 0xffffffff81000000,
+		0xffffffff82000000);
+	w_image(&f->b, 23, DP_IMAGE_KERNEL, S("vmlinux-ccdd"), 0xffffffff81000000,
+		0xffffffff82000000);
+	w_task(&f->b, 300, 301, 20);
+	w_switch(&f->b, 21, DP_MODE_GUEST_USER);
+	twords__samples(&f->b, 0x500, EV_CLOCK, 2, false);
+	w_switch(&f->b, 22, DP_MODE_GUEST_KERNEL);
+	twords__samples(&f->b, 0x10, EV_CLOCK, 3, false);
+	w_switch(&f->b, 23, DP_MODE_GUEST_KERNEL); /* rebooted into another kernel */
+	twords__samples(&f->b, 0x10, EV_CLOCK, 4, false);
+	st = run(f->dirfd, DP_SEP_LIB | DP_SEP_KERNEL, &f->b, 0);
 	assert_int_equal(st.samples, 9);
 	assert_int_equal(read_file(f->dirfd,
 				   "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
@@ -1373,8 +1332,6 @@ static void test_guest_separate(void **state)
 	assert_string_equal(l[1], "web\tguest-kernel\tkernel\t{kern}/vmlinux-aabb\t-\t1700000000\t"
 				  "0xffffffff81000000\t0xffffffff82000000\tvmlinux-aabb");
 	free_lines(l, n);
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 /* A symlink planted in a domain's store: nothing is written outside the session. */
@@ -1452,9 +1409,8 @@ static void test_agent_meta(void **state)
 	static const uint8_t kbid[20] = {0xab, 0xcd, 0x01, 0x02, 0x03, 0x04, 0x05,
 					 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c,
 					 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0xff};
-	struct fixture *f = fixture_new();
+	struct fixture *f = *state;
 	struct daemon_stats st;
-	struct dp_words b;
 	struct daemon *d;
 	uint64_t bad = 0;
 	size_t used;
@@ -1462,68 +1418,68 @@ static void test_agent_meta(void **state)
 	char **l;
 	int n;
 
-	(void)state;
-	dp_words__init(&b);
-	w_session(&b);
-	w_event(&b, EV_CLOCK, "cpu-clock");
-	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 1, 1, 0}, 4, S("web"));
-	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){2, 2, 2, 0}, 4, S("quiet"));
-	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){3, 3, 3, 0}, 4, S("noisy"));
+	w_session(&f->b);
+	w_event(&f->b, EV_CLOCK, "cpu-clock");
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 1, 1, 0}, 4, S("web"));
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){2, 2, 2, 0}, 4, S("quiet"));
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){3, 3, 3, 0}, 4, S("noisy"));
 	/* web restarted under another id: the same directory, the same agent file */
-	twords__str(&b, DP_CODE_DOMAIN_DEF, (uint64_t[]){4, 1, 1, 0}, 4, S("web"));
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){4, 1, 1, 0}, 4, S("web"));
 
 	/* before any TIME: the hello's time is 0 */
-	w_hello(&b, 1, 0x1234abcd, 1, kbid, 20, S("6.12.0-test"));
-	twords__rec(&b, DP_CODE_TIME, (uint64_t[]){6000}, 1);
+	w_hello(&f->b, 1, 0x1234abcd, 1, kbid, 20, S("6.12.0-test"));
+	twords__rec(&f->b, DP_CODE_TIME, (uint64_t[]){6000}, 1);
 	/* the same incarnation again (a reconnect): listed, not a new incarnation */
-	w_hello(&b, 1, 0x1234abcd, 1, kbid, 20, S("6.12.0-test"));
-	w_gap(&b, 1, 6000, 9000, 5, DAEMON_GAP_RECONNECT);
-	twords__rec(&b, DP_CODE_TIME, (uint64_t[]){3500000000}, 1);
-	w_hello(&b, 4, 0xfeed, 2, NULL, 0, S("rel\tx\n%"));
-	w_gap(&b, 4, 3200000000, 3200000000, 3, DAEMON_GAP_LOST);
-	w_gap(&b, 1, 0, 0, 0, DAEMON_GAP_SILENT);
-	w_gap(&b, 1, 1, 2, 0, DAEMON_GAP_RESTART);
-	w_gap(&b, 1, 3, 4, UINT64_MAX, DAEMON_GAP_REBOOT);
+	w_hello(&f->b, 1, 0x1234abcd, 1, kbid, 20, S("6.12.0-test"));
+	w_gap(&f->b, 1, 6000, 9000, 5, DAEMON_GAP_RECONNECT);
+	twords__rec(&f->b, DP_CODE_TIME, (uint64_t[]){3500000000}, 1);
+	w_hello(&f->b, 4, 0xfeed, 2, NULL, 0, S("rel\tx\n%"));
+	w_gap(&f->b, 4, 3200000000, 3200000000, 3, DAEMON_GAP_LOST);
+	w_gap(&f->b, 1, 0, 0, 0, DAEMON_GAP_SILENT);
+	w_gap(&f->b, 1, 1, 2, 0, DAEMON_GAP_RESTART);
+	w_gap(&f->b, 1, 3, 4, UINT64_MAX, DAEMON_GAP_REBOOT);
 	/* the guest's losses count for the current domain and in the global total */
-	w_domswitch(&b, 1);
-	w_dropped(&b, DP_DROP_AGENT_FRAMES, 12);
-	w_dropped(&b, DP_DROP_AGENT_RECORDS, 7);
-	w_dropped(&b, DP_DROP_AGENT_FRAMES, 0);
-	w_dropped(&b, DP_DROP_NO_TASK, 2);
-	w_domswitch(&b, 4);
-	w_dropped(&b, DP_DROP_AGENT_RECORDS, 1);
-	w_domswitch(&b, DP_DOMAIN_HOST);
-	w_dropped(&b, DP_DROP_AGENT_FRAMES, 100);
+	w_domswitch(&f->b, 1);
+	w_dropped(&f->b, DP_DROP_AGENT_FRAMES, 12);
+	w_dropped(&f->b, DP_DROP_AGENT_RECORDS, 7);
+	w_dropped(&f->b, DP_DROP_AGENT_FRAMES, 0);
+	w_dropped(&f->b, DP_DROP_NO_TASK, 2);
+	w_domswitch(&f->b, 4);
+	w_dropped(&f->b, DP_DROP_AGENT_RECORDS, 1);
+	w_domswitch(&f->b, DP_DOMAIN_HOST);
+	w_dropped(&f->b, DP_DROP_AGENT_FRAMES, 100);
 
 	/* bad records: counted, nothing kept */
-	twords__rec(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0, 0}, 8), bad++;
-	twords__rec(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0, 0, 100}, 9), bad++;
-	w_hello(&b, 9, 9, 1, NULL, 0, S("x")), bad++;
-	w_hello(&b, DP_DOMAIN_HOST, 9, 1, NULL, 0, S("x")), bad++;
-	w_hello(&b, 1, 9, (uint64_t)UINT32_MAX + 1, NULL, 0, S("x")), bad++;
-	twords__str(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 21, 0, 0, 0}, 8, S("x")),
+	twords__rec(&f->b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0, 0}, 8), bad++;
+	twords__rec(&f->b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0, 0, 100}, 9),
 		bad++;
-	twords__str(&b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0}, 7, S("x")), bad++;
-	w_gap(&b, 1, 10, 9, 1, DAEMON_GAP_SILENT), bad++;
-	w_gap(&b, 1, 1, 2, 1, 0), bad++;
-	w_gap(&b, 1, 1, 2, 1, DAEMON_GAP_LOST + 1), bad++;
-	w_gap(&b, 9, 1, 2, 1, DAEMON_GAP_SILENT), bad++;
-	w_gap(&b, DP_DOMAIN_HOST, 1, 2, 1, DAEMON_GAP_SILENT), bad++;
-	twords__rec(&b, DP_CODE_AGENT_GAP, (uint64_t[]){1, 1, 2, 1}, 4), bad++;
-	twords__rec(&b, DP_CODE_AGENT_GAP, (uint64_t[]){1, 1, 2, 1, 1, 0}, 6), bad++;
-	w_dropped(&b, DP_DROP_MAX, 1), bad++;
+	w_hello(&f->b, 9, 9, 1, NULL, 0, S("x")), bad++;
+	w_hello(&f->b, DP_DOMAIN_HOST, 9, 1, NULL, 0, S("x")), bad++;
+	w_hello(&f->b, 1, 9, (uint64_t)UINT32_MAX + 1, NULL, 0, S("x")), bad++;
+	twords__str(&f->b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 21, 0, 0, 0}, 8, S("x")),
+		bad++;
+	twords__str(&f->b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0}, 7, S("x")),
+		bad++;
+	w_gap(&f->b, 1, 10, 9, 1, DAEMON_GAP_SILENT), bad++;
+	w_gap(&f->b, 1, 1, 2, 1, 0), bad++;
+	w_gap(&f->b, 1, 1, 2, 1, DAEMON_GAP_LOST + 1), bad++;
+	w_gap(&f->b, 9, 1, 2, 1, DAEMON_GAP_SILENT), bad++;
+	w_gap(&f->b, DP_DOMAIN_HOST, 1, 2, 1, DAEMON_GAP_SILENT), bad++;
+	twords__rec(&f->b, DP_CODE_AGENT_GAP, (uint64_t[]){1, 1, 2, 1}, 4), bad++;
+	twords__rec(&f->b, DP_CODE_AGENT_GAP, (uint64_t[]){1, 1, 2, 1, 1, 0}, 6), bad++;
+	w_dropped(&f->b, DP_DROP_MAX, 1), bad++;
 
 	/* the bounds, in noisy: what does not fit is counted, the state still follows */
-	w_domswitch(&b, 3);
-	w_dropped(&b, DP_DROP_AGENT_RECORDS, 4);
+	w_domswitch(&f->b, 3);
+	w_dropped(&f->b, DP_DROP_AGENT_RECORDS, 4);
 	for (unsigned i = 0; i < 1024 + 2; i++)
-		w_hello(&b, 3, 100 + i, 3, kbid, 2, S("noisy-kernel"));
+		w_hello(&f->b, 3, 100 + i, 3, kbid, 2, S("noisy-kernel"));
 	for (unsigned i = 0; i < 4096 + 3; i++)
-		w_gap(&b, 3, i, i + 1, 1, DAEMON_GAP_SILENT);
+		w_gap(&f->b, 3, i, i + 1, 1, DAEMON_GAP_SILENT);
 
 	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
-	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
-	assert_int_equal(used, b.n);
+	assert_int_equal(daemon__process(d, f->b.w, f->b.n, &used), 0);
+	assert_int_equal(used, f->b.n);
 	assert_int_equal(daemon__sync(d), 0);
 	st = *daemon__stats(d);
 	assert_int_equal(st.bad_records, bad);
@@ -1568,9 +1524,9 @@ static void test_agent_meta(void **state)
 
 	/* A sync rewrites meta/agent only when it changed. */
 	ino = inode_of(f->dirfd, "domains/web/meta/agent");
-	dp_words__reset(&b);
-	w_gap(&b, 2, 1, 2, 0, DAEMON_GAP_SILENT);
-	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
+	dp_words__reset(&f->b);
+	w_gap(&f->b, 2, 1, 2, 0, DAEMON_GAP_SILENT);
+	assert_int_equal(daemon__process(d, f->b.w, f->b.n, &used), 0);
 	assert_int_equal(daemon__sync(d), 0);
 	assert_int_equal(inode_of(f->dirfd, "domains/web/meta/agent"), ino);
 	assert_meta(f->dirfd, "domains/quiet/meta/agent",
@@ -1578,10 +1534,10 @@ static void test_agent_meta(void **state)
 		    "agent_dropped_frames=0\n"
 		    "agent_lost_records=0\n"
 		    "gap=1 2 0 silent\n");
-	dp_words__reset(&b);
-	w_domswitch(&b, 1);
-	w_dropped(&b, DP_DROP_AGENT_FRAMES, 1);
-	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
+	dp_words__reset(&f->b);
+	w_domswitch(&f->b, 1);
+	w_dropped(&f->b, DP_DROP_AGENT_FRAMES, 1);
+	assert_int_equal(daemon__process(d, f->b.w, f->b.n, &used), 0);
 	assert_int_equal(daemon__sync(d), 0);
 	assert_int_not_equal(inode_of(f->dirfd, "domains/web/meta/agent"), ino);
 	n = meta_lines(f->dirfd, "domains/web/meta/agent", &l);
@@ -1590,14 +1546,14 @@ static void test_agent_meta(void **state)
 
 	/* Assisted attribution: counts summed (saturating), the last bound kept; bad ones counted.
 	 */
-	dp_words__reset(&b);
-	twords__rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 900, 100, 3000000}, 4);
-	twords__rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 50, 0, 1500000}, 4);
-	twords__rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){3, UINT64_MAX, 1, 1}, 4);
-	twords__rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){3, 1, 1, 1}, 4);
-	twords__rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 1, 1}, 3);
-	twords__rec(&b, DP_CODE_AGENT_ASSIST, (uint64_t[]){9, 1, 1, 1}, 4);
-	assert_int_equal(daemon__process(d, b.w, b.n, &used), 0);
+	dp_words__reset(&f->b);
+	twords__rec(&f->b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 900, 100, 3000000}, 4);
+	twords__rec(&f->b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 50, 0, 1500000}, 4);
+	twords__rec(&f->b, DP_CODE_AGENT_ASSIST, (uint64_t[]){3, UINT64_MAX, 1, 1}, 4);
+	twords__rec(&f->b, DP_CODE_AGENT_ASSIST, (uint64_t[]){3, 1, 1, 1}, 4);
+	twords__rec(&f->b, DP_CODE_AGENT_ASSIST, (uint64_t[]){2, 1, 1}, 3);
+	twords__rec(&f->b, DP_CODE_AGENT_ASSIST, (uint64_t[]){9, 1, 1, 1}, 4);
+	assert_int_equal(daemon__process(d, f->b.w, f->b.n, &used), 0);
 	assert_int_equal(daemon__sync(d), 0);
 	assert_int_equal(daemon__stats(d)->bad_records, bad + 2);
 	assert_meta(f->dirfd, "domains/quiet/meta/agent",
@@ -1613,31 +1569,31 @@ static void test_agent_meta(void **state)
 	assert_string_equal(l[7], "assist_outside=2");
 	free_lines(l, n);
 	daemon__free(d);
-	dp_words__fini(&b);
-	fixture_free(f);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_samples_and_paths),
-		cmocka_unit_test(test_separate_thread_cpu_lib),
-		cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_hostile_names_stay_inside),
-		cmocka_unit_test(test_planted_symlink),
+		cmocka_unit_test_setup_teardown(test_samples_and_paths, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_separate_thread_cpu_lib, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_input, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_names_stay_inside, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_planted_symlink, fx_setup, fx_teardown),
 		cmocka_unit_test(test_replay_identical),
-		cmocka_unit_test(test_meta_files),
-		cmocka_unit_test(test_domains),
-		cmocka_unit_test(test_domain_meta),
-		cmocka_unit_test(test_event_pair),
-		cmocka_unit_test(test_many_files),
+		cmocka_unit_test_setup_teardown(test_meta_files, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_domains, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_domain_meta, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_event_pair, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_many_files, fx_setup, fx_teardown),
 		cmocka_unit_test(test_enospc),
-		cmocka_unit_test(test_file_chunks),
-		cmocka_unit_test(test_file_chunk_bounds),
-		cmocka_unit_test(test_file_chunk_path),
+		cmocka_unit_test_setup_teardown(test_file_chunks, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_file_chunk_bounds, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_file_chunk_path, fx_setup, fx_teardown),
 		cmocka_unit_test(test_file_chunk_symlink),
-		cmocka_unit_test(test_guest_separate),
-		cmocka_unit_test(test_agent_meta),
+		cmocka_unit_test_setup_teardown(test_guest_separate, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_agent_meta, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

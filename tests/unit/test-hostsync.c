@@ -25,147 +25,11 @@
 #include "domprof/hostsync.h"
 #include "domprof/passive.h"
 #include "domprof/words.h"
+#include "helper/dptest.h"
 
-#define ST                                                                                         \
-	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
-	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
-#define ID0 1000
+#define ST  TPERF_SAMPLE_TYPE
+#define ID0 TPERF_TRAILER_ID
 #define ID1 1001
-
-/* ---- record builders ---------------------------------------------------------------- */
-
-struct rec {
-	uint8_t b[8192];
-	size_t n;
-};
-
-static void put(struct rec *r, const void *p, size_t n)
-{
-	assert_true(r->n + n <= sizeof(r->b));
-	memcpy(r->b + r->n, p, n);
-	r->n += n;
-}
-
-static void put64(struct rec *r, uint64_t v)
-{
-	put(r, &v, 8);
-}
-
-static void put32(struct rec *r, uint32_t v)
-{
-	put(r, &v, 4);
-}
-
-static void begin(struct rec *r, uint32_t type, uint16_t misc)
-{
-	struct perf_event_header h = {.type = type, .misc = misc};
-
-	r->n = 0;
-	put(r, &h, sizeof(h));
-}
-
-/* sample_id trailer for ST: TID, TIME, CPU, IDENTIFIER */
-static void trailer(struct rec *r, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
-{
-	put32(r, pid);
-	put32(r, tid);
-	put64(r, time);
-	put32(r, cpu);
-	put32(r, 0);
-	put64(r, ID0);
-}
-
-static void finish(struct rec *r)
-{
-	uint16_t size = (uint16_t)r->n;
-
-	memcpy(r->b + 6, &size, 2);
-}
-
-static void sample(struct rec *r, uint16_t cpumode, uint64_t id, uint64_t ip, uint32_t pid,
-		   uint32_t tid, uint64_t time, uint32_t cpu)
-{
-	begin(r, PERF_RECORD_SAMPLE, cpumode);
-	put64(r, id);
-	put64(r, ip);
-	put32(r, pid);
-	put32(r, tid);
-	put64(r, time);
-	put32(r, cpu);
-	put32(r, 0);
-	put64(r, 250000);
-	finish(r);
-}
-
-/* Inode in MMAP2 records: the sync stage checks it against the file before reading it. */
-static uint64_t mmap_ino = 4242;
-
-static void mmap2(struct rec *r, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-		  uint32_t prot, const char *name, size_t nlen, const uint8_t *bid, size_t bid_len,
-		  uint64_t time, uint32_t cpu)
-{
-	static const uint8_t zero[8];
-
-	begin(r, PERF_RECORD_MMAP2,
-	      PERF_RECORD_MISC_USER | (bid ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0));
-	put32(r, pid);
-	put32(r, pid);
-	put64(r, start);
-	put64(r, len);
-	put64(r, pgoff);
-	if (bid) {
-		uint8_t b[24] = {(uint8_t)bid_len};
-
-		memcpy(b + 4, bid, bid_len);
-		put(r, b, 24);
-	} else {
-		put32(r, 8);
-		put32(r, 1);
-		put64(r, mmap_ino);
-		put64(r, 0);
-	}
-	put32(r, prot);
-	put32(r, MAP_PRIVATE);
-	put(r, name, nlen);
-	put(r, zero, 8 - nlen % 8);
-	trailer(r, pid, pid, time, cpu);
-	finish(r);
-}
-
-static void mmap2_file(struct rec *r, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-		       const char *name, uint64_t time)
-{
-	mmap2(r, pid, start, len, pgoff, PROT_READ | PROT_EXEC, name, strlen(name), NULL, 0, time,
-	      0);
-}
-
-static void comm(struct rec *r, uint32_t pid, uint32_t tid, const char *c, bool exec, uint64_t time)
-{
-	static const uint8_t zero[8];
-	size_t n = strlen(c) + 1;
-
-	begin(r, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
-	put32(r, pid);
-	put32(r, tid);
-	put(r, c, n);
-	if (n % 8)
-		put(r, zero, 8 - n % 8);
-	trailer(r, pid, tid, time, 0);
-	finish(r);
-}
-
-static void task(struct rec *r, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid,
-		 uint32_t ptid, uint64_t time)
-{
-	begin(r, type, 0);
-	put32(r, pid);
-	put32(r, ppid);
-	put32(r, tid);
-	put32(r, ptid);
-	put64(r, time);
-	trailer(r, pid, tid, time, 0);
-	finish(r);
-}
 
 /* ---- fixture and word formatting ---------------------------------------------------- */
 
@@ -207,9 +71,56 @@ static int fx_teardown(void **state)
 	return 0;
 }
 
-static void q(struct fx *f, int cpu, const struct rec *r)
+static void q(struct fx *f, int cpu, const struct tperf_rec *r)
 {
 	assert_int_equal(hostsync__queue(f->hs, cpu, r->b, r->n), 0);
+}
+
+/* Build one record and queue it on cpu's queue: the q_ helpers take the builders' arguments. */
+static void q_sample(struct fx *f, int cpu, uint16_t cpumode, uint64_t id, uint64_t ip,
+		     uint32_t pid, uint32_t tid, uint64_t time, uint32_t rcpu)
+{
+	struct tperf_rec r;
+
+	tperf__sample(&r, cpumode, id, ip, pid, tid, time, rcpu);
+	q(f, cpu, &r);
+}
+
+static void q_mmap2(struct fx *f, int cpu, uint32_t pid, uint64_t start, uint64_t len,
+		    uint64_t pgoff, uint32_t prot, const char *name, size_t nlen,
+		    const uint8_t *bid, size_t bid_len, uint64_t time, uint32_t rcpu)
+{
+	struct tperf_rec r;
+
+	tperf__mmap2(&r, pid, start, len, pgoff, prot, name, nlen, bid, bid_len, time, rcpu);
+	q(f, cpu, &r);
+}
+
+static void q_mmap2_file(struct fx *f, int cpu, uint32_t pid, uint64_t start, uint64_t len,
+			 uint64_t pgoff, const char *name, uint64_t time)
+{
+	struct tperf_rec r;
+
+	tperf__mmap2_file(&r, pid, start, len, pgoff, name, time);
+	q(f, cpu, &r);
+}
+
+static void q_comm(struct fx *f, int cpu, uint32_t pid, uint32_t tid, const char *c, bool exec,
+		   uint64_t time)
+{
+	struct tperf_rec r;
+
+	tperf__comm(&r, pid, tid, c, exec, time);
+	q(f, cpu, &r);
+}
+
+static void q_task(struct fx *f, int cpu, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid,
+		   uint32_t ptid, uint64_t time)
+{
+	struct tperf_rec r;
+
+	tperf__task(&r, type, pid, ppid, tid, ptid, time);
+	q(f, cpu, &r);
 }
 
 /* Render words as "CODE a b c str;" items, "S off ev;" for samples. */
@@ -281,19 +192,13 @@ static void flush_expect(struct fx *f, uint64_t horizon, const char *expect)
 static void test_mmap2_sample_exact_words(void **state)
 {
 	struct fx *f = *state;
-	struct rec r;
 
-	mmap2_file(&r, 100, 0x400000, 0x2000, 0x1000, "/nonexistent/bin/app", 10);
-	q(f, 0, &r);
-	mmap2_file(&r, 100, 0x7f0000000000, 0x10000, 0, "/nonexistent/lib/libc.so", 11);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400123, 100, 101, 2000000, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID1, 0x7f0000000010, 100, 101, 2000100, 0);
-	q(f, 0, &r);
+	q_mmap2_file(f, 0, 100, 0x400000, 0x2000, 0x1000, "/nonexistent/bin/app", 10);
+	q_mmap2_file(f, 0, 100, 0x7f0000000000, 0x10000, 0, "/nonexistent/lib/libc.so", 11);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x400123, 100, 101, 2000000, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID1, 0x7f0000000010, 100, 101, 2000100, 0);
 	/* Same context again: nothing but the sample. */
-	sample(&r, PERF_RECORD_MISC_USER, ID1, 0x7f0000000020, 100, 101, 2000200, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID1, 0x7f0000000020, 100, 101, 2000200, 0);
 	flush_expect(f, UINT64_MAX,
 		     "CPU_SWITCH 0; TIME 0x1e8480; " FILEDEF(
 			     "0x1", "/nonexistent/bin/app") "TASK_SWITCH 0x64 0x65 0x1; "
@@ -314,12 +219,9 @@ static void test_build_id_from_mmap2(void **state)
 	static const uint8_t bid[20] = {0xde, 0xad, 0xbe, 0xef, 1,  2,	3,  4,	5,  6,
 					7,    8,    9,	  10,	11, 12, 13, 14, 15, 16};
 	const char *name = "/nonexistent/bin/withbid";
-	struct rec r;
 
-	mmap2(&r, 7, 0x1000, 0x1000, 0, PROT_EXEC, name, strlen(name), bid, 20, 5, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1010, 7, 7, 6, 0);
-	q(f, 0, &r);
+	q_mmap2(f, 0, 7, 0x1000, 0x1000, 0, PROT_EXEC, name, strlen(name), bid, 20, 5, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1010, 7, 7, 6, 0);
 	flush_expect(f, UINT64_MAX,
 		     "CPU_SWITCH 0; TIME 0x6; IMAGE_DEF 0x1 0x1 0 0x14 0x4030201efbeadde "
 		     "0xc0b0a0908070605 0x100f0e0d 0 0 '/nonexistent/bin/withbid'; "
@@ -329,20 +231,14 @@ static void test_build_id_from_mmap2(void **state)
 static void test_anon_vdso_and_unknown(void **state)
 {
 	struct fx *f = *state;
-	struct rec r;
 
-	mmap2(&r, 50, 0x7fff0000, 0x2000, 0, PROT_EXEC, "[vdso]", 6, NULL, 0, 1, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x7fff0100, 50, 50, 10, 0);
-	q(f, 0, &r);
+	q_mmap2(f, 0, 50, 0x7fff0000, 0x2000, 0, PROT_EXEC, "[vdso]", 6, NULL, 0, 1, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x7fff0100, 50, 50, 10, 0);
 	/* A PC no mapping covers: [unknown], offset 0, counted. */
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1234, 50, 50, 20, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1234, 50, 50, 20, 0);
 	/* Non-executable mappings are ignored. */
-	mmap2(&r, 50, 0x5000, 0x1000, 0, PROT_READ, "/nonexistent/data", 17, NULL, 0, 30, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x5010, 50, 50, 40, 0);
-	q(f, 0, &r);
+	q_mmap2(f, 0, 50, 0x5000, 0x1000, 0, PROT_READ, "/nonexistent/data", 17, NULL, 0, 30, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x5010, 50, 50, 40, 0);
 	flush_expect(f, UINT64_MAX,
 		     "CPU_SWITCH 0; TIME 0xa; TASK_SWITCH 0x32 0x32 0; "
 		     "IMAGE_DEF 0x1 0x4 0 0 0 0 0 0x7fff0000 0x7fff2000 '[vdso]'; "
@@ -355,32 +251,21 @@ static void test_anon_vdso_and_unknown(void **state)
 static void test_fork_copies_maps_exec_clears(void **state)
 {
 	struct fx *f = *state;
-	struct rec r;
 
-	mmap2_file(&r, 10, 0x1000, 0x1000, 0, "/nonexistent/sh", 1);
-	q(f, 0, &r);
-	task(&r, PERF_RECORD_FORK, 11, 10, 11, 10, 2);
-	q(f, 0, &r);
+	q_mmap2_file(f, 0, 10, 0x1000, 0x1000, 0, "/nonexistent/sh", 1);
+	q_task(f, 0, PERF_RECORD_FORK, 11, 10, 11, 10, 2);
 	/* The child runs its parent's code at first. */
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1100, 11, 11, 3, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1100, 11, 11, 3, 0);
 	/* A new thread of the child shares its maps. */
-	task(&r, PERF_RECORD_FORK, 11, 11, 12, 11, 4);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1200, 11, 12, 5, 0);
-	q(f, 0, &r);
+	q_task(f, 0, PERF_RECORD_FORK, 11, 11, 12, 11, 4);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1200, 11, 12, 5, 0);
 	/* exec: the old maps are gone, the new binary is the app image. */
-	comm(&r, 11, 11, "prog", true, 6);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1100, 11, 11, 7, 0);
-	q(f, 0, &r);
-	mmap2_file(&r, 11, 0x2000, 0x1000, 0, "/nonexistent/prog", 8);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x2010, 11, 11, 9, 0);
-	q(f, 0, &r);
+	q_comm(f, 0, 11, 11, "prog", true, 6);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1100, 11, 11, 7, 0);
+	q_mmap2_file(f, 0, 11, 0x2000, 0x1000, 0, "/nonexistent/prog", 8);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x2010, 11, 11, 9, 0);
 	/* The parent still has its maps. */
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1010, 10, 10, 10, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1010, 10, 10, 10, 0);
 	flush_expect(f, UINT64_MAX,
 		     "CPU_SWITCH 0; TIME 0x3; " FILEDEF(
 			     "0x1",
@@ -403,22 +288,15 @@ static void test_fork_copies_maps_exec_clears(void **state)
 static void test_exit_drops_process(void **state)
 {
 	struct fx *f = *state;
-	struct rec r;
 
-	mmap2_file(&r, 20, 0x1000, 0x1000, 0, "/nonexistent/a", 1);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 20, 20, 2, 0);
-	q(f, 0, &r);
+	q_mmap2_file(f, 0, 20, 0x1000, 0x1000, 0, "/nonexistent/a", 1);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1000, 20, 20, 2, 0);
 	/* A thread's exit keeps the process. */
-	task(&r, PERF_RECORD_EXIT, 20, 20, 21, 20, 3);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1004, 20, 20, 4, 0);
-	q(f, 0, &r);
-	task(&r, PERF_RECORD_EXIT, 20, 20, 20, 20, 5);
-	q(f, 0, &r);
+	q_task(f, 0, PERF_RECORD_EXIT, 20, 20, 21, 20, 3);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1004, 20, 20, 4, 0);
+	q_task(f, 0, PERF_RECORD_EXIT, 20, 20, 20, 20, 5);
 	/* After the leader's exit nothing places its samples (no /proc here). */
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1008, 20, 20, 6, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1008, 20, 20, 6, 0);
 	flush_expect(f, UINT64_MAX,
 		     "CPU_SWITCH 0; TIME 0x2; " FILEDEF(
 			     "0x1", "/nonexistent/a") "TASK_SWITCH 0x14 0x14 0x1; IMAGE_SWITCH 0x1 "
@@ -430,19 +308,14 @@ static void test_exit_drops_process(void **state)
 static void test_time_order_across_cpus(void **state)
 {
 	struct fx *f = *state;
-	struct rec r;
+	struct tperf_rec r;
 
-	mmap2_file(&r, 5, 0x1000, 0x1000, 0, "/nonexistent/x", 1);
-	q(f, 0, &r);
+	q_mmap2_file(f, 0, 5, 0x1000, 0x1000, 0, "/nonexistent/x", 1);
 	/* CPU 1's ring is read after CPU 0's, but its samples are older. */
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1030, 5, 5, 3000000, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1040, 5, 5, 4000000, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1010, 5, 6, 1000000, 1);
-	q(f, 1, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1020, 5, 6, 2000000, 1);
-	q(f, 1, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1030, 5, 5, 3000000, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1040, 5, 5, 4000000, 0);
+	q_sample(f, 1, PERF_RECORD_MISC_USER, ID0, 0x1010, 5, 6, 1000000, 1);
+	q_sample(f, 1, PERF_RECORD_MISC_USER, ID0, 0x1020, 5, 6, 2000000, 1);
 	/* Only what is at or before the horizon comes out. */
 	flush_expect(f, 3000000,
 		     "CPU_SWITCH 0x1; TIME 0xf4240; " FILEDEF(
@@ -452,7 +325,7 @@ static void test_time_order_across_cpus(void **state)
 						      "CPU_SWITCH 0; TIME 0x2dc6c0; TASK_SWITCH "
 						      "0x5 0x5 0x1; S 0x30 0; ");
 	/* Older than the flushed horizon: late, but emitted. CPU taken from the record. */
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1050, 5, 5, 2500000, 1);
+	tperf__sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1050, 5, 5, 2500000, 1);
 	q(f, -1, &r);
 	assert_int_equal(hostsync__stats(f->hs)->late, 1);
 	flush_expect(f, UINT64_MAX,
@@ -462,12 +335,12 @@ static void test_time_order_across_cpus(void **state)
 static void test_time_once_per_ms(void **state)
 {
 	struct fx *f = *state;
-	struct rec r;
+	struct tperf_rec r;
 
-	mmap2_file(&r, 5, 0x1000, 0x1000, 0, "/nonexistent/x", 1);
-	q(f, 0, &r);
+	q_mmap2_file(f, 0, 5, 0x1000, 0x1000, 0, "/nonexistent/x", 1);
 	for (uint64_t t = 0; t < 10; t++) {
-		sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 5, 5, 10000000 + t * 250000, 0);
+		tperf__sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 5, 5, 10000000 + t * 250000,
+			      0);
 		q(f, 0, &r);
 	}
 	flush_expect(f, UINT64_MAX,
@@ -491,7 +364,6 @@ static void test_kernel_and_modules(void **state)
 {
 	struct fx *f = *state;
 	char ks[128], mods[128];
-	struct rec r;
 	char *got;
 
 	strcpy(f->dir, "/tmp/test-hostsync-XXXXXX");
@@ -521,12 +393,9 @@ static void test_kernel_and_modules(void **state)
 				 "KSYM 0xffffffffc0001000 0x2000 0x74 'mod_fn [kvm]'; ");
 	free(got);
 
-	sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000150, 0, 0, 100, 1);
-	q(f, 1, &r);
-	sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffffc0001010, 0, 0, 200, 1);
-	q(f, 1, &r);
-	sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffffa0000000, 0, 0, 300, 1);
-	q(f, 1, &r);
+	q_sample(f, 1, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000150, 0, 0, 100, 1);
+	q_sample(f, 1, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffffc0001010, 0, 0, 200, 1);
+	q_sample(f, 1, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffffa0000000, 0, 0, 300, 1);
 	flush_expect(f, UINT64_MAX,
 		     "CPU_SWITCH 0x1; TIME 0x64; "
 		     "IMAGE_DEF 0x2 0x2 0 0 0 0 0 0xffffffff81000000 0xffffffff81001000 'vmlinux'; "
@@ -539,36 +408,35 @@ static void test_kernel_and_modules(void **state)
 static void test_lost_throttle_guest(void **state)
 {
 	struct fx *f = *state;
-	struct rec r;
+	struct tperf_rec r;
 
-	begin(&r, PERF_RECORD_LOST, 0);
-	put64(&r, ID0);
-	put64(&r, 17);
-	trailer(&r, 0, 0, 5, 1);
-	finish(&r);
+	tperf__begin(&r, PERF_RECORD_LOST, 0);
+	tperf__put64(&r, ID0);
+	tperf__put64(&r, 17);
+	tperf__trailer(&r, 0, 0, 5, 1);
+	tperf__finish(&r);
 	q(f, 1, &r);
-	begin(&r, PERF_RECORD_LOST_SAMPLES, 0);
-	put64(&r, 3);
-	trailer(&r, 0, 0, 6, 0);
-	finish(&r);
+	tperf__begin(&r, PERF_RECORD_LOST_SAMPLES, 0);
+	tperf__put64(&r, 3);
+	tperf__trailer(&r, 0, 0, 6, 0);
+	tperf__finish(&r);
 	q(f, -1, &r);
-	begin(&r, PERF_RECORD_THROTTLE, 0);
-	put64(&r, 7);
-	put64(&r, ID0);
-	put64(&r, ID0);
-	trailer(&r, 0, 0, 7, 1);
-	finish(&r);
+	tperf__begin(&r, PERF_RECORD_THROTTLE, 0);
+	tperf__put64(&r, 7);
+	tperf__put64(&r, ID0);
+	tperf__put64(&r, ID0);
+	tperf__trailer(&r, 0, 0, 7, 1);
+	tperf__finish(&r);
 	q(f, 1, &r);
-	begin(&r, PERF_RECORD_UNTHROTTLE, 0);
-	put64(&r, 8);
-	put64(&r, ID0);
-	put64(&r, ID0);
-	trailer(&r, 0, 0, 8, 1);
-	finish(&r);
+	tperf__begin(&r, PERF_RECORD_UNTHROTTLE, 0);
+	tperf__put64(&r, 8);
+	tperf__put64(&r, ID0);
+	tperf__put64(&r, ID0);
+	tperf__trailer(&r, 0, 0, 8, 1);
+	tperf__finish(&r);
 	q(f, 1, &r);
 	/* Guest-mode samples of no known domain: guest mode, guest-class image keyed by pc. */
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401000, 0, 0, 9, 1);
-	q(f, 1, &r);
+	q_sample(f, 1, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401000, 0, 0, 9, 1);
 	flush_expect(f, UINT64_MAX,
 		     "LOST 0x1 0x11; LOST 0 0x3; THROTTLE 0x1 0x1; "
 		     "CPU_SWITCH 0x1; TIME 0x9; TASK_SWITCH 0 0 0; "
@@ -587,22 +455,14 @@ static void test_lost_throttle_guest(void **state)
 static void test_domain_attribution(void **state)
 {
 	struct fx *f = *state;
-	struct rec r;
 
-	mmap2_file(&r, 100, 0x400000, 0x2000, 0, "/nonexistent/bin/qemu", 1);
-	q(f, 0, &r);
-	mmap2(&r, 100, 0x7f0000000000, 0x100000, 0, PROT_EXEC, "//anon", 6, NULL, 0, 2, 0);
-	q(f, 0, &r);
-	mmap2_file(&r, 300, 0x400000, 0x2000, 0, "/nonexistent/bin/other", 3);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401000, 100, 101, 10, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400010, 100, 101, 11, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x7f0000000040, 100, 101, 12, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400020, 300, 300, 13, 0);
-	q(f, 0, &r);
+	q_mmap2_file(f, 0, 100, 0x400000, 0x2000, 0, "/nonexistent/bin/qemu", 1);
+	q_mmap2(f, 0, 100, 0x7f0000000000, 0x100000, 0, PROT_EXEC, "//anon", 6, NULL, 0, 2, 0);
+	q_mmap2_file(f, 0, 300, 0x400000, 0x2000, 0, "/nonexistent/bin/other", 3);
+	q_sample(f, 0, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401000, 100, 101, 10, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x400010, 100, 101, 11, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x7f0000000040, 100, 101, 12, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x400020, 300, 300, 13, 0);
 	/* Known only after its samples were queued: they still go to the domain. */
 	assert_int_equal(hostsync__set_domain(f->hs, 100, 3, DP_DOMAIN_ACCEL_TCG), 0);
 	flush_expect(
@@ -625,8 +485,7 @@ static void test_domain_attribution(void **state)
 										   "0x20 0; ");
 	/* Under KVM the anonymous memory is the VMM's own (a JIT, say): overhead. */
 	assert_int_equal(hostsync__set_domain(f->hs, 100, 3, DP_DOMAIN_ACCEL_KVM), 0);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x7f0000000040, 100, 101, 20, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x7f0000000040, 100, 101, 20, 0);
 	flush_expect(f, UINT64_MAX,
 		     "DOMAIN_SWITCH 0x3; TASK_SWITCH 0x64 0x65 0x1; "
 		     "IMAGE_DEF 0x2 0x4 0 0 0 0 0 0x7f0000000000 0x7f0000100000 '//anon'; "
@@ -654,7 +513,7 @@ static void test_guest_instance(void **state)
 				 "ffffffff81000100 t guest_fn\n"
 				 "ffffffff81001000 T _etext\n";
 	struct guestsync *g;
-	struct rec r;
+	struct tperf_rec r;
 	char *got;
 
 	assert_int_equal(guestsync__new(&o, &g), 0);
@@ -667,11 +526,11 @@ static void test_guest_instance(void **state)
 				 "KSYM 0xffffffff81001000 0 0x54 '_etext'; ");
 	free(got);
 	dp_words__reset(&f->out);
-	mmap2_file(&r, 40, 0x400000, 0x1000, 0, "/usr/bin/gapp", 5000);
+	tperf__mmap2_file(&r, 40, 0x400000, 0x1000, 0, "/usr/bin/gapp", 5000);
 	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400010, 40, 41, 6000, 0);
+	tperf__sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400010, 40, 41, 6000, 0);
 	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
-	sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000110, 40, 41, 7000, 0);
+	tperf__sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000110, 40, 41, 7000, 0);
 	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
 	/* 6000 - 1000 on the host's clock: not yet at horizon 4999. */
 	assert_int_equal(guestsync__flush(g, 4999, &f->out), 0);
@@ -690,7 +549,7 @@ static void test_guest_instance(void **state)
 	/* Someone else wrote: the next flush states everything again. */
 	dp_words__reset(&f->out);
 	guestsync__restate_context(g);
-	sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000120, 40, 41, 8000, 0);
+	tperf__sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000120, 40, 41, 8000, 0);
 	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
 	assert_int_equal(guestsync__flush(g, UINT64_MAX, &f->out), 0);
 	got = fmt(&f->out);
@@ -704,34 +563,33 @@ static void test_guest_instance(void **state)
 static void test_garbage_counted_and_skipped(void **state)
 {
 	struct fx *f = *state;
-	struct rec r;
+	struct tperf_rec r;
 	uint8_t junk[256] = {0};
 	uint64_t bad_before;
 
 	/* Too short for a header, size field larger than the data, size below a header. */
 	assert_int_equal(hostsync__queue(f->hs, 0, junk, 4), 0);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 1, 1, 1, 0);
+	tperf__sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 1, 1, 1, 0);
 	assert_int_equal(hostsync__queue(f->hs, 0, r.b, r.n - 8), 0);
 	r.b[6] = 4;
 	r.b[7] = 0;
 	assert_int_equal(hostsync__queue(f->hs, 0, r.b, r.n), 0);
 	/* A sample whose size cuts the fields short. */
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 1, 1, 1, 0);
+	tperf__sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 1, 1, 1, 0);
 	r.n = 24;
-	finish(&r);
+	tperf__finish(&r);
 	q(f, 0, &r);
 	/* A sample of an event id that is not ours. */
-	sample(&r, PERF_RECORD_MISC_USER, 999, 0x1000, 1, 1, 1, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, 999, 0x1000, 1, 1, 1, 0);
 	/* An MMAP2 too short for its fixed part, a COMM with no room for the trailer. */
-	begin(&r, PERF_RECORD_MMAP2, 0);
-	put64(&r, 0);
-	trailer(&r, 1, 1, 1, 0);
-	finish(&r);
+	tperf__begin(&r, PERF_RECORD_MMAP2, 0);
+	tperf__put64(&r, 0);
+	tperf__trailer(&r, 1, 1, 1, 0);
+	tperf__finish(&r);
 	q(f, 0, &r);
-	begin(&r, PERF_RECORD_COMM, 0);
-	put32(&r, 1);
-	finish(&r);
+	tperf__begin(&r, PERF_RECORD_COMM, 0);
+	tperf__put32(&r, 1);
+	tperf__finish(&r);
 	q(f, 0, &r);
 	/* Random bytes in every length. */
 	srand(1);
@@ -759,19 +617,18 @@ static void test_hostile_filename_bounded(void **state)
 {
 	struct fx *f = *state;
 	static char name[5000];
-	struct rec r;
+	struct tperf_rec r;
 	char *got;
 
 	/* 5000 bytes of "../", no NUL before the trailer. */
 	for (size_t i = 0; i < sizeof(name); i++)
 		name[i] = "../"[i % 3];
 	name[0] = '/';
-	mmap2(&r, 9, 0x1000, 0x1000, 0, PROT_EXEC, name, sizeof(name), NULL, 0, 1, 0);
+	tperf__mmap2(&r, 9, 0x1000, 0x1000, 0, PROT_EXEC, name, sizeof(name), NULL, 0, 1, 0);
 	/* Overwrite the padding NULs so the name runs into the trailer. */
 	memset(r.b + 72 + sizeof(name), 'A', r.n - 32 - 72 - sizeof(name));
 	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1010, 9, 9, 2, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1010, 9, 9, 2, 0);
 	dp_words__reset(&f->out);
 	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
 	got = fmt(&f->out);
@@ -792,7 +649,6 @@ static void test_scan_fake_proc(void **state)
 {
 	struct fx *f = *state;
 	char path[256];
-	struct rec r;
 	char *got;
 
 	strcpy(f->dir, "/tmp/test-hostsync-XXXXXX");
@@ -818,10 +674,8 @@ static void test_scan_fake_proc(void **state)
 	free(got);
 	assert_int_equal(hostsync__stats(f->hs)->proc_skipped, 1);
 
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400010, 321, 321, 1, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x7f0000000008, 321, 321, 2, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x400010, 321, 321, 1, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x7f0000000008, 321, 321, 2, 0);
 	flush_expect(f, UINT64_MAX,
 		     "CPU_SWITCH 0; TIME 0x1; " FILEDEF(
 			     "0x1", "/nonexistent/app") "TASK_SWITCH 0x141 0x141 0x1; IMAGE_SWITCH "
@@ -835,7 +689,6 @@ static void test_lazy_proc_read(void **state)
 {
 	struct fx *f = *state;
 	char path[256];
-	struct rec r;
 
 	strcpy(f->dir, "/tmp/test-hostsync-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
@@ -846,8 +699,7 @@ static void test_lazy_proc_read(void **state)
 	assert_int_equal(mkdir(path, 0700), 0);
 	snprintf(path, sizeof(path), "%s/55/maps", f->dir);
 	write_file(path, "00400000-00401000 r-xp 00000000 08:01 9 /nonexistent/late\n");
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400020, 55, 56, 1, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x400020, 55, 56, 1, 0);
 	flush_expect(f, UINT64_MAX,
 		     "CPU_SWITCH 0; TIME 0x1; TASK_SWITCH 0x37 0x38 0; " FILEDEF(
 			     "0x1", "/nonexistent/late") "IMAGE_SWITCH 0x1 0x2; S 0x20 0; ");
@@ -859,7 +711,6 @@ static void test_real_build_id(void **state)
 	const char *self = "/proc/self/exe";
 	char exe[4096];
 	ssize_t n = readlink(self, exe, sizeof(exe) - 1);
-	struct rec r;
 	char *got, *p;
 
 	struct stat st;
@@ -867,11 +718,9 @@ static void test_real_build_id(void **state)
 	assert_true(n > 0);
 	exe[n] = '\0';
 	assert_int_equal(stat(exe, &st), 0);
-	mmap_ino = st.st_ino;
-	mmap2_file(&r, 3, 0x1000, 0x1000, 0, exe, 1);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_USER, ID0, 0x1000, 3, 3, 2, 0);
-	q(f, 0, &r);
+	tperf__ino = st.st_ino;
+	q_mmap2_file(f, 0, 3, 0x1000, 0x1000, 0, exe, 1);
+	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x1000, 3, 3, 2, 0);
 	dp_words__reset(&f->out);
 	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
 	got = fmt(&f->out);
@@ -882,7 +731,7 @@ static void test_real_build_id(void **state)
 	assert_non_null(strstr(p, " 0x14 "));
 	free(got);
 	/* Other tests use an inode no real file has, so nothing is read from disk. */
-	mmap_ino = 4242;
+	tperf__ino = TPERF_INO;
 }
 
 /* ---- passive domains ------------------------------------------------------------------ */
@@ -917,21 +766,15 @@ static void test_passive_user_image(void **state)
 	struct fx *f = *state;
 	struct passive_domain *pd = passive_setup(f, "kvm guest.map", map, NULL);
 	char err[256];
-	struct rec r;
 
 	assert_int_equal(passive_domain__state(pd), PASSIVE_READY);
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401010, 100, 101, 10, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401085, 100, 101, 11, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x7f0000001000, 100, 101, 12, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID0, 0xffffffff81000000, 100, 101, 13, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401010, 100, 101, 10, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401085, 100, 101, 11, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_GUEST_USER, ID0, 0x7f0000001000, 100, 101, 12, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_GUEST_KERNEL, ID0, 0xffffffff81000000, 100, 101, 13, 0);
 	/* Another domain without an image keeps the generic class. */
 	assert_int_equal(hostsync__set_domain(f->hs, 200, 4, DP_DOMAIN_ACCEL_KVM), 0);
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401010, 200, 201, 14, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401010, 200, 201, 14, 0);
 	flush_expect(f, UINT64_MAX,
 		     /* The image and its symbols, once, in the domain; _stext made up. */
 		     "DOMAIN_SWITCH 0x3; "
@@ -957,8 +800,7 @@ static void test_passive_user_image(void **state)
 			 -ENOENT);
 	/* Unset: back to the generic class. */
 	assert_int_equal(hostsync__set_passive(f->hs, 3, NULL), 0);
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401010, 100, 101, 20, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401010, 100, 101, 20, 0);
 	flush_expect(f, UINT64_MAX, "DOMAIN_SWITCH 0x3; TASK_SWITCH 0x64 0x65 0; S 0x401010 0; ");
 	passive_domain__free(pd);
 }
@@ -1006,7 +848,7 @@ static void test_passive_kernel_slide(void **state)
 	char *map = kernel_map(), *got, want[256], err[256];
 	struct passive_domain *pd = passive_setup(f, "k.map", map, NULL);
 	uint64_t t = 100;
-	struct rec r;
+	struct tperf_rec r;
 
 	free(map);
 	assert_int_equal(passive_domain__state(pd), PASSIVE_PENDING);
@@ -1015,14 +857,13 @@ static void test_passive_kernel_slide(void **state)
 			 -EAGAIN);
 	assert_int_equal(f->out.n, 0);
 	for (unsigned i = 0; i < 600; i++) {
-		sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID0,
-		       KBASE + KSLIDE + (i % KFUNCS) * 0x40ull + 0x10 + (i % 48), 100, 101, t++, 0);
+		tperf__sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID0,
+			      KBASE + KSLIDE + (i % KFUNCS) * 0x40ull + 0x10 + (i % 48), 100, 101,
+			      t++, 0);
 		q(f, 0, &r);
 	}
-	sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID0, 0xffffffffc0001234ull, 100, 101, t++, 0);
-	q(f, 0, &r);
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401000, 100, 101, t++, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_GUEST_KERNEL, ID0, 0xffffffffc0001234ull, 100, 101, t++, 0);
+	q_sample(f, 0, PERF_RECORD_MISC_GUEST_USER, ID0, 0x401000, 100, 101, t++, 0);
 	dp_words__reset(&f->out);
 	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
 	got = fmt(&f->out);
@@ -1070,11 +911,11 @@ static void test_passive_refused_and_no_data(void **state)
 	char *map = kernel_map(), err[512];
 	struct passive_image *img2 = NULL;
 	struct passive_domain *pd = passive_setup(f, "other.map", map, NULL), *pd2 = NULL;
-	struct rec r;
+	struct tperf_rec r;
 
 	for (unsigned i = 0; i < 100; i++) {
-		sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID0,
-		       KBASE + KSLIDE + i * 0x40ull + (i % 16), 100, 101, 10 + i, 0);
+		tperf__sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID0,
+			      KBASE + KSLIDE + i * 0x40ull + (i % 16), 100, 101, 10 + i, 0);
 		q(f, 0, &r);
 	}
 	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
@@ -1092,8 +933,7 @@ static void test_passive_refused_and_no_data(void **state)
 	assert_int_equal(hostsync__stats(f->hs)->passive, 0);
 	/* A refused image leaves its pcs to the generic classes. */
 	dp_words__reset(&f->out);
-	sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID0, KBASE + KSLIDE + 0x10, 100, 101, 200, 0);
-	q(f, 0, &r);
+	q_sample(f, 0, PERF_RECORD_MISC_GUEST_KERNEL, ID0, KBASE + KSLIDE + 0x10, 100, 101, 200, 0);
 	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
 	{
 		char *got = fmt(&f->out);
@@ -1119,14 +959,14 @@ static void test_passive_refused_and_no_data(void **state)
 
 /* ---- agent-assisted attribution (doc/assisted.md) ---------------------------------- */
 
-static void cpu_switch(struct rec *r, bool out, uint32_t pid, uint32_t tid, uint32_t np_pid,
+static void cpu_switch(struct tperf_rec *r, bool out, uint32_t pid, uint32_t tid, uint32_t np_pid,
 		       uint32_t np_tid, uint64_t time, uint32_t cpu)
 {
-	begin(r, PERF_RECORD_SWITCH_CPU_WIDE, out ? PERF_RECORD_MISC_SWITCH_OUT : 0);
-	put32(r, np_pid);
-	put32(r, np_tid);
-	trailer(r, pid, tid, time, cpu);
-	finish(r);
+	tperf__begin(r, PERF_RECORD_SWITCH_CPU_WIDE, out ? PERF_RECORD_MISC_SWITCH_OUT : 0);
+	tperf__put32(r, np_pid);
+	tperf__put32(r, np_tid);
+	tperf__trailer(r, pid, tid, time, cpu);
+	tperf__finish(r);
 }
 
 struct handoff_to {
@@ -1164,16 +1004,16 @@ static void test_assisted_handoff(void **state)
 				 "ffffffff81001000 T _etext\n";
 	struct handoff_to h = {.err = 10};
 	const struct sync_stats *st;
-	struct rec r;
+	struct tperf_rec r;
 	char *got;
 
 	assert_int_equal(guestsync__new(&o, &h.g), 0);
 	assert_int_equal(guestsync__load_kernel_mem(h.g, ks, sizeof(ks) - 1, NULL, 0, &f->out), 0);
 	dp_words__reset(&f->out);
 	/* Two guest processes with code at the same address: only the timeline tells them apart. */
-	mmap2_file(&r, 40, 0x400000, 0x1000, 0, "/usr/bin/gapp", 500);
+	tperf__mmap2_file(&r, 40, 0x400000, 0x1000, 0, "/usr/bin/gapp", 500);
 	assert_int_equal(guestsync__queue(h.g, 0, r.b, r.n), 0);
-	mmap2_file(&r, 50, 0x400000, 0x1000, 0, "/usr/bin/other", 500);
+	tperf__mmap2_file(&r, 50, 0x400000, 0x1000, 0, "/usr/bin/other", 500);
 	assert_int_equal(guestsync__queue(h.g, 0, r.b, r.n), 0);
 	/* vCPU 0: gapp from 1000 (an IN record), other from 2000 (an OUT record naming it). */
 	cpu_switch(&r, false, 40, 41, 0, 0, 1000, 0);
@@ -1188,44 +1028,35 @@ static void test_assisted_handoff(void **state)
 	assert_int_equal(hostsync__set_vcpu(f->hs, 101, 0), 0);
 	assert_int_equal(hostsync__set_vcpu(f->hs, 102, 1), 0);
 	hostsync__set_handoff(f->hs, to_guest, &h);
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400010, 100, 101, 1500, 1);
-	q(f, 1, &r);
-	sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID1, 0xffffffff81000110, 100, 101, 1600, 1);
-	q(f, 1, &r);
+	q_sample(f, 1, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400010, 100, 101, 1500, 1);
+	q_sample(f, 1, PERF_RECORD_MISC_GUEST_KERNEL, ID1, 0xffffffff81000110, 100, 101, 1600, 1);
 	/* Within err of the switch at 2000: not placed. */
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400018, 100, 101, 1995, 1);
-	q(f, 1, &r);
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400020, 100, 101, 2500, 1);
-	q(f, 1, &r);
+	q_sample(f, 1, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400018, 100, 101, 1995, 1);
+	q_sample(f, 1, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400020, 100, 101, 2500, 1);
 	/* vCPU 1 never switched on record. */
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400030, 100, 102, 2510, 1);
-	q(f, 1, &r);
+	q_sample(f, 1, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400030, 100, 102, 2510, 1);
 	/* A TCG plugin's sample: no vCPU thread, its vCPU + 1 in CPU's reserved half. */
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400040, 100, 100, 2600, 0);
+	tperf__sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400040, 100, 100, 2600, 0);
 	memcpy(r.b + 8 + 8 + 8 + 8 + 8 + 4, &(uint32_t){1}, 4);
 	q(f, 0, &r);
 	/*
 	 * A kernel thread (forked by kthreadd) runs on vCPU 0 from 2620 to 2650:
 	 * a user-mode sample amid it is still other's, a kernel one the thread's.
 	 */
-	task(&r, PERF_RECORD_FORK, 60, 2, 60, 2, 400);
+	tperf__task(&r, PERF_RECORD_FORK, 60, 2, 60, 2, 400);
 	assert_int_equal(guestsync__queue(h.g, -1, r.b, r.n), 0);
 	cpu_switch(&r, true, 50, 51, 60, 60, 2620, 0);
 	assert_int_equal(guestsync__queue(h.g, -1, r.b, r.n), 0);
 	cpu_switch(&r, true, 60, 60, 50, 51, 2650, 0);
 	assert_int_equal(guestsync__queue(h.g, -1, r.b, r.n), 0);
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400048, 100, 101, 2635, 1);
-	q(f, 1, &r);
-	sample(&r, PERF_RECORD_MISC_GUEST_KERNEL, ID1, 0xffffffff81000120, 100, 101, 2636, 1);
-	q(f, 1, &r);
+	q_sample(f, 1, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400048, 100, 101, 2635, 1);
+	q_sample(f, 1, PERF_RECORD_MISC_GUEST_KERNEL, ID1, 0xffffffff81000120, 100, 101, 2636, 1);
 	/* Past the last MARK (2900 + err): the timeline may be missing a switch. */
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400050, 100, 101, 2895, 1);
-	q(f, 1, &r);
+	q_sample(f, 1, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400050, 100, 101, 2895, 1);
 	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
 	/* A thread that is no longer a vCPU: no vCPU, so no task. */
 	assert_int_equal(hostsync__set_vcpu(f->hs, 101, -1), 0);
-	sample(&r, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400060, 100, 101, 2700, 1);
-	q(f, 1, &r);
+	q_sample(f, 1, PERF_RECORD_MISC_GUEST_USER, ID0, 0x400060, 100, 101, 2700, 1);
 	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
 	assert_int_equal(h.offered, 10);
 	assert_int_equal(hostsync__stats(f->hs)->handed_off, 10);
