@@ -328,13 +328,15 @@ static int write_tasks(struct daemon *d)
 	size_t n = 0, i = 0;
 	int err = 0;
 
-	if (d->ntasks) {
-		sorted = malloc(d->ntasks * sizeof(*sorted));
+	if (dp_hashmap__count(&d->tasks)) {
+		const struct dp_hnode *node;
+		size_t bkt;
+
+		sorted = malloc(dp_hashmap__count(&d->tasks) * sizeof(*sorted));
 		if (!sorted)
 			return -ENOMEM;
-		for (size_t k = 0; k < d->task_nbuckets; k++)
-			for (const struct task *t = d->task_hash[k]; t; t = t->next)
-				sorted[n++] = t;
+		dp_hashmap__for_each(&d->tasks, bkt, node) sorted[n++] =
+			dp_hnode_entry(node, const struct task, node);
 		qsort(sorted, n, sizeof(*sorted), task_cmp);
 	}
 	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
