@@ -812,7 +812,7 @@ static int handle_agent_gap(struct daemon *d, const struct dp_item *it)
 	struct dommeta *m;
 
 	if (dp_rec__decode_agent_gap(it, &r) < 0 || r.start_ns > r.end_ns ||
-	    r.reason < DAEMON_GAP_RECONNECT || r.reason > DAEMON_GAP_LOST)
+	    r.reason < DP_GAP_RECONNECT || r.reason > DP_GAP_LOST)
 		return -EBADMSG;
 	m = dommeta_of(d, r.domain);
 	if (!m)

@@ -414,18 +414,6 @@ static void format_domain(const struct daemon *d, uint32_t idx, struct dp_strbuf
 		dp_strbuf__addf(b, "life_dropped=%" PRIu64 "\n", m->life_dropped);
 }
 
-static const char *gap_name(uint32_t reason)
-{
-	static const char *const names[] = {
-		[DAEMON_GAP_RECONNECT] = "reconnect", [DAEMON_GAP_SILENT] = "silent",
-		[DAEMON_GAP_RESTART] = "restart",     [DAEMON_GAP_REBOOT] = "reboot",
-		[DAEMON_GAP_LOST] = "lost",
-	};
-
-	return reason < sizeof(names) / sizeof(names[0]) && names[reason] ? names[reason]
-									  : "unknown";
-}
-
 /* meta/agent: key=value lines, the latest HELLO's state, then every hello and gap kept. */
 static void format_agent(const struct agentmeta *g, struct dp_strbuf *b)
 {
@@ -457,7 +445,7 @@ static void format_agent(const struct agentmeta *g, struct dp_strbuf *b)
 	for (size_t i = 0; i < g->ngaps; i++)
 		dp_strbuf__addf(b, "gap=%" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n",
 				g->gaps[i].start_ns, g->gaps[i].end_ns, g->gaps[i].frames_lost,
-				gap_name(g->gaps[i].reason));
+				dp_agent_gap__name(g->gaps[i].reason));
 }
 
 static int write_domains(struct daemon *d)
