@@ -7,6 +7,7 @@
 
 #include <linux/perf_event.h>
 
+#include "domprof/mem.h"
 #include "domprof/words.h"
 #include "host/sync/decode.h"
 
@@ -166,15 +167,8 @@ int sync_ids__add(struct sync_ids *t, uint64_t id, uint32_t idx)
 		t->v[i].idx = idx;
 		return 0;
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct sync_id *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (dp_ensure(t->v, t->cap, t->n + 1) < 0)
+		return -ENOMEM;
 	memmove(t->v + i + 1, t->v + i, (t->n - i) * sizeof(*t->v));
 	t->v[i].id = id;
 	t->v[i].idx = idx;
