@@ -19,6 +19,7 @@
 #include "domprof/mem.h"
 #include "domprof/report.h"
 #include "domprof/session.h"
+#include "domprof/words.h"
 #include "pp/symbols.h"
 #include "report-model.h"
 
@@ -472,17 +473,17 @@ static int domains__build(struct report *r)
 			if (!v)
 				continue;
 			a->samples += v;
-			if (!strcmp(im->mode, "guest-kernel"))
+			if (!strcmp(im->mode, dp_mode__name(DP_MODE_GUEST_KERNEL)))
 				a->guest_kernel += v;
-			else if (!strcmp(im->mode, "guest-user"))
+			else if (!strcmp(im->mode, dp_mode__name(DP_MODE_GUEST_USER)))
 				a->guest_user += v;
-			else if (!strcmp(im->mode, "guest"))
+			else if (!strcmp(im->mode, dp_mode__name(DP_MODE_GUEST)))
 				a->guest += v;
 			else if (!host && !strncmp(im->mode, "host-", 5))
 				a->vmm += v;
-			else if (!strcmp(im->mode, "host-kernel"))
+			else if (!strcmp(im->mode, dp_mode__name(DP_MODE_HOST_KERNEL)))
 				a->host_kernel += v;
-			else if (!strcmp(im->mode, "host-user"))
+			else if (!strcmp(im->mode, dp_mode__name(DP_MODE_HOST_USER)))
 				a->host_user += v;
 		}
 	}
