@@ -242,6 +242,17 @@ static int write_slot_file(struct daemon *d, uint32_t slot, const char *name, st
 	return sb_write(b, d->dirfd, path);
 }
 
+/* write_slot_file(), its error kept in *err unless one is there already: true when written. */
+static bool put_slot_file(struct daemon *d, uint32_t slot, const char *name, struct dp_strbuf *b,
+			  int *err)
+{
+	int r = write_slot_file(d, slot, name, b);
+
+	if (r < 0 && !*err)
+		*err = r;
+	return r == 0;
+}
+
 static bool slot_is_canonical(const struct daemon *d, uint32_t slot)
 {
 	return slot == 0 || d->domains[slot - 1].slot == slot - 1;
@@ -270,7 +281,6 @@ static int write_kallsyms(struct daemon *d)
 	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
 		struct dp_strbuf b = DP_STRBUF_INIT;
 		bool any = slot == 0;
-		int r;
 
 		if (!slot_is_canonical(d, slot))
 			continue;
@@ -297,13 +307,10 @@ static int write_kallsyms(struct daemon *d)
 			dp_strbuf__addf(&b, "\t%016" PRIx64 "\t%" PRIx64 "\n", k->start, k->size);
 			any = true;
 		}
-		if (!any) {
+		if (any)
+			put_slot_file(d, slot, "kallsyms", &b, &err);
+		else
 			dp_strbuf__release(&b);
-			continue;
-		}
-		r = write_slot_file(d, slot, "kallsyms", &b);
-		if (r < 0 && !err)
-			err = r;
 	}
 	free(sorted);
 	if (!err)
@@ -335,14 +342,15 @@ static int write_tasks(struct daemon *d)
 		sorted = malloc(dp_hashmap__count(&d->tasks) * sizeof(*sorted));
 		if (!sorted)
 			return -ENOMEM;
-		dp_hashmap__for_each(&d->tasks, bkt, node) sorted[n++] =
-			dp_hnode_entry(node, const struct task, node);
+		dp_hashmap__for_each(&d->tasks, bkt, node)
+		{
+			sorted[n++] = dp_hnode_entry(node, const struct task, node);
+		}
 		qsort(sorted, n, sizeof(*sorted), task_cmp);
 	}
 	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
 		struct dp_strbuf b = DP_STRBUF_INIT;
 		bool any = slot == 0;
-		int r;
 
 		if (!slot_is_canonical(d, slot))
 			continue;
@@ -353,13 +361,10 @@ static int write_tasks(struct daemon *d)
 			dp_strbuf__addf(&b, "\n");
 			any = true;
 		}
-		if (!any) {
+		if (any)
+			put_slot_file(d, slot, "tasks", &b, &err);
+		else
 			dp_strbuf__release(&b);
-			continue;
-		}
-		r = write_slot_file(d, slot, "tasks", &b);
-		if (r < 0 && !err)
-			err = r;
 	}
 	free(sorted);
 	if (!err)
@@ -450,7 +455,7 @@ static void format_agent(const struct agentmeta *g, struct dp_strbuf *b)
 
 static int write_domains(struct daemon *d)
 {
-	int err = 0, r;
+	int err = 0;
 
 	for (uint32_t i = 0; i < d->ndomains; i++) {
 		struct dommeta *m = d->domains[i].meta;
@@ -460,11 +465,8 @@ static int write_domains(struct daemon *d)
 			continue;
 		if (m->dirty_domain) {
 			format_domain(d, i, &b);
-			r = write_slot_file(d, i + 1, "domain", &b);
-			if (r == 0)
+			if (put_slot_file(d, i + 1, "domain", &b, &err))
 				m->dirty_domain = false;
-			else if (!err)
-				err = r;
 		}
 		if (m->dirty_threads) {
 			/* pid tid role vcpu comm, by tid */
@@ -477,11 +479,8 @@ static int write_domains(struct daemon *d)
 				sb_field(&b, t->comm, t->len);
 				dp_strbuf__addf(&b, "\n");
 			}
-			r = write_slot_file(d, i + 1, "threads", &b);
-			if (r == 0)
+			if (put_slot_file(d, i + 1, "threads", &b, &err))
 				m->dirty_threads = false;
-			else if (!err)
-				err = r;
 		}
 		if (m->dirty_wait) {
 			/* vcpu tid wait_ns run_ns, by vcpu and tid */
@@ -490,19 +489,13 @@ static int write_domains(struct daemon *d)
 					&b, "%" PRIu32 "\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\n",
 					m->waits[k].vcpu, m->waits[k].tid, m->waits[k].wait_ns,
 					m->waits[k].run_ns);
-			r = write_slot_file(d, i + 1, "vcpu-wait", &b);
-			if (r == 0)
+			if (put_slot_file(d, i + 1, "vcpu-wait", &b, &err))
 				m->dirty_wait = false;
-			else if (!err)
-				err = r;
 		}
 		if (m->dirty_agent) {
 			format_agent(&m->agent, &b);
-			r = write_slot_file(d, i + 1, "agent", &b);
-			if (r == 0)
+			if (put_slot_file(d, i + 1, "agent", &b, &err))
 				m->dirty_agent = false;
-			else if (!err)
-				err = r;
 		}
 	}
 	if (!err)
