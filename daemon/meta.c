@@ -258,10 +258,66 @@ static bool slot_is_canonical(const struct daemon *d, uint32_t slot)
 	return slot == 0 || d->domains[slot - 1].slot == slot - 1;
 }
 
+/*
+ * One file name in the tree of every canonical slot, its text from fill(),
+ * which says whether it put anything there: a slot without anything has no
+ * file, except the host's (slot 0), which always has one. The first error.
+ */
+typedef bool (*slot_fill_fn)(const struct daemon *d, uint32_t slot, struct dp_strbuf *b, void *arg);
+
+static int write_slots(struct daemon *d, const char *name, slot_fill_fn fill, void *arg)
+{
+	int err = 0;
+
+	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
+		struct dp_strbuf b = DP_STRBUF_INIT;
+
+		if (!slot_is_canonical(d, slot))
+			continue;
+		if (fill(d, slot, &b, arg) || slot == 0)
+			put_slot_file(d, slot, name, &b, &err);
+		else
+			dp_strbuf__release(&b);
+	}
+	return err;
+}
+
+/* kallsyms: the slot's symbols by address, then its modules. */
+static bool fill_kallsyms(const struct daemon *d, uint32_t slot, struct dp_strbuf *b, void *arg)
+{
+	const struct ksym *const *sorted = arg;
+	bool any = false;
+
+	for (size_t i = 0; i < d->nksyms; i++) {
+		const struct ksym *k = sorted[i];
+
+		if (k->domain_slot != slot)
+			continue;
+		sb_hex(b, k->addr, 16, '\t');
+		sb_hex(b, k->size, 1, '\t');
+		dp_strbuf__addch(b, (char)k->type);
+		dp_strbuf__addch(b, '\t');
+		sb_field(b, k->name, k->len);
+		dp_strbuf__addch(b, '\n');
+		any = true;
+	}
+	for (size_t i = 0; i < d->nkmods; i++) {
+		const struct kmod *k = &d->kmods[i];
+
+		if (k->domain_slot != slot)
+			continue;
+		dp_strbuf__addf(b, "module\t");
+		sb_field(b, k->name, k->len);
+		dp_strbuf__addf(b, "\t%016" PRIx64 "\t%" PRIx64 "\n", k->start, k->size);
+		any = true;
+	}
+	return any;
+}
+
 static int write_kallsyms(struct daemon *d)
 {
 	const struct ksym **sorted = NULL;
-	int err = 0;
+	int err;
 
 	if (d->nksyms) {
 		sorted = malloc(d->nksyms * sizeof(*sorted));
@@ -278,40 +334,7 @@ static int write_kallsyms(struct daemon *d)
 		if (!in_order)
 			qsort(sorted, d->nksyms, sizeof(*sorted), ksym_cmp);
 	}
-	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
-		struct dp_strbuf b = DP_STRBUF_INIT;
-		bool any = slot == 0;
-
-		if (!slot_is_canonical(d, slot))
-			continue;
-		for (size_t i = 0; i < d->nksyms; i++) {
-			const struct ksym *k = sorted[i];
-
-			if (k->domain_slot != slot)
-				continue;
-			sb_hex(&b, k->addr, 16, '\t');
-			sb_hex(&b, k->size, 1, '\t');
-			dp_strbuf__addch(&b, (char)k->type);
-			dp_strbuf__addch(&b, '\t');
-			sb_field(&b, k->name, k->len);
-			dp_strbuf__addch(&b, '\n');
-			any = true;
-		}
-		for (size_t i = 0; i < d->nkmods; i++) {
-			const struct kmod *k = &d->kmods[i];
-
-			if (k->domain_slot != slot)
-				continue;
-			dp_strbuf__addf(&b, "module\t");
-			sb_field(&b, k->name, k->len);
-			dp_strbuf__addf(&b, "\t%016" PRIx64 "\t%" PRIx64 "\n", k->start, k->size);
-			any = true;
-		}
-		if (any)
-			put_slot_file(d, slot, "kallsyms", &b, &err);
-		else
-			dp_strbuf__release(&b);
-	}
+	err = write_slots(d, "kallsyms", fill_kallsyms, sorted);
 	free(sorted);
 	if (!err)
 		d->dirty_kallsyms = false;
@@ -329,11 +352,35 @@ static int task_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* The tasks sorted by slot, tgid and tid, and how far writing them has gone. */
+struct task_cursor {
+	const struct task **sorted;
+	size_t n, i;
+};
+
+/* tasks: tgid, tid and comm of the slot's tasks. */
+static bool fill_tasks(const struct daemon *d, uint32_t slot, struct dp_strbuf *b, void *arg)
+{
+	struct task_cursor *c = arg;
+	bool any = false;
+
+	(void)d;
+	for (; c->i < c->n && c->sorted[c->i]->domain_slot == slot; c->i++) {
+		const struct task *t = c->sorted[c->i];
+
+		dp_strbuf__addf(b, "%" PRIu32 "\t%" PRIu32 "\t", t->tgid, t->tid);
+		sb_field(b, t->comm, t->len);
+		dp_strbuf__addf(b, "\n");
+		any = true;
+	}
+	return any;
+}
+
 static int write_tasks(struct daemon *d)
 {
 	const struct task **sorted = NULL;
-	size_t n = 0, i = 0;
-	int err = 0;
+	size_t n = 0;
+	int err;
 
 	if (dp_hashmap__count(&d->tasks)) {
 		const struct dp_hnode *node;
@@ -348,24 +395,7 @@ static int write_tasks(struct daemon *d)
 		}
 		qsort(sorted, n, sizeof(*sorted), task_cmp);
 	}
-	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
-		struct dp_strbuf b = DP_STRBUF_INIT;
-		bool any = slot == 0;
-
-		if (!slot_is_canonical(d, slot))
-			continue;
-		for (; i < n && sorted[i]->domain_slot == slot; i++) {
-			dp_strbuf__addf(&b, "%" PRIu32 "\t%" PRIu32 "\t", sorted[i]->tgid,
-					sorted[i]->tid);
-			sb_field(&b, sorted[i]->comm, sorted[i]->len);
-			dp_strbuf__addf(&b, "\n");
-			any = true;
-		}
-		if (any)
-			put_slot_file(d, slot, "tasks", &b, &err);
-		else
-			dp_strbuf__release(&b);
-	}
+	err = write_slots(d, "tasks", fill_tasks, &(struct task_cursor){sorted, n, 0});
 	free(sorted);
 	if (!err)
 		d->dirty_tasks = false;
