@@ -13,16 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "domprof/hash.h"
+#include "domprof/arith.h"
+#include "domprof/hashmap.h"
+#include "domprof/mem.h"
 #include "daemon/internal.h"
 #include "daemon/mangle.h"
 
 typedef int (*handler_fn)(struct daemon *d, const struct dp_item *it);
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
 
 static bool same_bytes(const char *a, size_t alen, const char *b, size_t blen)
 {
@@ -94,7 +91,7 @@ static int uuid_taken(const struct daemon *d, const char *uname, uint64_t hi, ui
 static int handle_domain_def(struct daemon *d, const struct dp_item *it)
 {
 	struct dp_rec_domain_def rec;
-	struct domain *dom, *tmp;
+	struct domain *dom;
 	char name[DP_MAX_STR + 1], uname[DP_MAX_STR + 64], comp[MANGLE_COMPONENT_MAX + 1];
 	size_t len, slot = d->ndomains;
 	int r;
@@ -135,10 +132,8 @@ static int handle_domain_def(struct daemon *d, const struct dp_item *it)
 	} else if (r < 0) {
 		slot = d->ndomains;
 	}
-	tmp = realloc(d->domains, (d->ndomains + 1) * sizeof(*tmp));
-	if (!tmp)
+	if (dp_ensure(d->domains, d->domains_cap, d->ndomains + 1) < 0)
 		return -ENOMEM;
-	d->domains = tmp;
 	dom = &d->domains[d->ndomains];
 	memset(dom, 0, sizeof(*dom));
 	dom->id = rec.domain;
@@ -204,16 +199,16 @@ static int handle_domain_switch(struct daemon *d, const struct dp_item *it)
 	return 0;
 }
 
+static bool image_has_id(const struct dp_hnode *node, const void *key)
+{
+	return dp_hnode_entry(node, struct image, node)->id == *(const uint64_t *)key;
+}
+
 struct image *daemon__image(const struct daemon *d, uint64_t id)
 {
-	struct image *im;
+	struct dp_hnode *n = dp_hashmap__find(&d->images, dp_hash_u64(id), image_has_id, &id);
 
-	if (!d->image_nbuckets)
-		return NULL;
-	for (im = d->image_hash[hash_mix64(id) & (d->image_nbuckets - 1)]; im; im = im->next)
-		if (im->id == id)
-			return im;
-	return NULL;
+	return n ? dp_hnode_entry(n, struct image, node) : NULL;
 }
 
 static int handle_task_switch(struct daemon *d, const struct dp_item *it)
@@ -245,36 +240,12 @@ static int handle_task_switch(struct daemon *d, const struct dp_item *it)
 	return 0;
 }
 
-static int image_table_grow(struct daemon *d)
-{
-	size_t nb = d->image_nbuckets ? d->image_nbuckets * 2 : 1024;
-	struct image **h = calloc(nb, sizeof(*h));
-
-	if (!h)
-		return -ENOMEM;
-	for (size_t i = 0; i < d->image_nbuckets; i++) {
-		struct image *im = d->image_hash[i], *next;
-
-		for (; im; im = next) {
-			size_t b = hash_mix64(im->id) & (nb - 1);
-
-			next = im->next;
-			im->next = h[b];
-			h[b] = im;
-		}
-	}
-	free(d->image_hash);
-	d->image_hash = h;
-	d->image_nbuckets = nb;
-	return 0;
-}
-
 static int handle_image_def(struct daemon *d, const struct dp_item *it)
 {
 	struct dp_rec_image_def r;
 	struct image *im;
 	uint8_t bid[DP_BUILD_ID_MAX] = {0};
-	size_t len, b;
+	size_t len;
 
 	if (dp_rec__decode_image_def(it, &r) < 0 || r.image == 0 || r.kind == 0 ||
 	    r.kind >= DP_IMAGE_KIND_MAX || r.bid_len > DP_BUILD_ID_MAX || r.start > r.end)
@@ -292,10 +263,8 @@ static int handle_image_def(struct daemon *d, const struct dp_item *it)
 			return -EBADMSG;
 		return 0;
 	}
-	if (d->nimages >= DAEMON_MAX_IMAGES)
+	if (dp_hashmap__count(&d->images) >= DAEMON_MAX_IMAGES)
 		return -EBADMSG;
-	if (d->nimages >= d->image_nbuckets && image_table_grow(d) < 0)
-		return -ENOMEM;
 	im = calloc(1, sizeof(*im));
 	if (!im)
 		return -ENOMEM;
@@ -312,11 +281,12 @@ static int handle_image_def(struct daemon *d, const struct dp_item *it)
 	im->start = r.start;
 	im->end = r.end;
 	im->len = len;
+	if (dp_hashmap__add(&d->images, &im->node, dp_hash_u64(im->id)) < 0) {
+		free(im->name);
+		free(im);
+		return -ENOMEM;
+	}
 	im->seq = ++d->image_seq;
-	b = hash_mix64(im->id) & (d->image_nbuckets - 1);
-	im->next = d->image_hash[b];
-	d->image_hash[b] = im;
-	d->nimages++;
 	return 0;
 }
 
@@ -462,15 +432,8 @@ static int handle_ksym(struct daemon *d, const struct dp_item *it)
 	len = r.name.len;
 	if (d->nksyms >= DAEMON_MAX_KSYMS || names_full(d, len))
 		return -EBADMSG;
-	if (d->nksyms == d->ksyms_cap) {
-		size_t cap = d->ksyms_cap ? d->ksyms_cap * 2 : 1024;
-
-		k = realloc(d->ksyms, cap * sizeof(*k));
-		if (!k)
-			return -ENOMEM;
-		d->ksyms = k;
-		d->ksyms_cap = cap;
-	}
+	if (dp_ensure(d->ksyms, d->ksyms_cap, d->nksyms + 1) < 0)
+		return -ENOMEM;
 	k = &d->ksyms[d->nksyms];
 	k->name = dp_rec_str__dup(&r.name);
 	if (!k->name)
@@ -496,15 +459,8 @@ static int handle_kmod(struct daemon *d, const struct dp_item *it)
 	len = r.name.len;
 	if (d->nkmods >= DAEMON_MAX_KMODS || names_full(d, len))
 		return -EBADMSG;
-	if (d->nkmods == d->kmods_cap) {
-		size_t cap = d->kmods_cap ? d->kmods_cap * 2 : 64;
-
-		k = realloc(d->kmods, cap * sizeof(*k));
-		if (!k)
-			return -ENOMEM;
-		d->kmods = k;
-		d->kmods_cap = cap;
-	}
+	if (dp_ensure(d->kmods, d->kmods_cap, d->nkmods + 1) < 0)
+		return -ENOMEM;
 	k = &d->kmods[d->nkmods];
 	k->name = dp_rec_str__dup(&r.name);
 	if (!k->name)
@@ -518,42 +474,28 @@ static int handle_kmod(struct daemon *d, const struct dp_item *it)
 	return 0;
 }
 
-static size_t task_bucket(const struct daemon *d, uint32_t slot, uint32_t tgid, uint32_t tid)
+struct task_key {
+	uint32_t slot, tgid, tid;
+};
+
+static uint64_t task_hash(uint32_t slot, uint32_t tgid, uint32_t tid)
 {
-	return hash_mix64((uint64_t)slot << 48 ^ (uint64_t)tgid << 24 ^ tid) &
-	       (d->task_nbuckets - 1);
+	return dp_hash_u64((uint64_t)slot << 48 ^ (uint64_t)tgid << 24 ^ tid);
 }
 
-static int task_table_grow(struct daemon *d)
+static bool task_has_key(const struct dp_hnode *node, const void *key)
 {
-	size_t nb = d->task_nbuckets ? d->task_nbuckets * 2 : 1024;
-	struct task **old = d->task_hash;
-	size_t onb = d->task_nbuckets;
+	const struct task *t = dp_hnode_entry(node, struct task, node);
+	const struct task_key *k = key;
 
-	d->task_hash = calloc(nb, sizeof(*d->task_hash));
-	if (!d->task_hash) {
-		d->task_hash = old;
-		return -ENOMEM;
-	}
-	d->task_nbuckets = nb;
-	for (size_t i = 0; i < onb; i++) {
-		struct task *t = old[i], *next;
-
-		for (; t; t = next) {
-			size_t b = task_bucket(d, t->domain_slot, t->tgid, t->tid);
-
-			next = t->next;
-			t->next = d->task_hash[b];
-			d->task_hash[b] = t;
-		}
-	}
-	free(old);
-	return 0;
+	return t->domain_slot == k->slot && t->tgid == k->tgid && t->tid == k->tid;
 }
 
 static int handle_comm(struct daemon *d, const struct dp_item *it)
 {
 	struct dp_rec_comm r;
+	struct task_key key;
+	struct dp_hnode *node;
 	struct task *t;
 	size_t len;
 	char *comm;
@@ -561,30 +503,25 @@ static int handle_comm(struct daemon *d, const struct dp_item *it)
 	if (dp_rec__decode_comm(it, &r) < 0 || r.tgid >= UINT32_MAX || r.tid >= UINT32_MAX)
 		return -EBADMSG;
 	len = r.comm.len;
-	if (d->task_nbuckets) {
-		size_t b = task_bucket(d, d->t.domain_slot, (uint32_t)r.tgid, (uint32_t)r.tid);
-
-		for (t = d->task_hash[b]; t; t = t->next) {
-			if (t->domain_slot != d->t.domain_slot || t->tgid != r.tgid ||
-			    t->tid != r.tid)
-				continue;
-			/* exec changes a task's comm: keep the latest */
-			if (t->len < len && names_full(d, len - t->len))
-				return -EBADMSG;
-			comm = dp_rec_str__dup(&r.comm);
-			if (!comm)
-				return -ENOMEM;
-			free(t->comm);
-			t->comm = comm;
-			t->len = len;
-			d->dirty_tasks = true;
-			return 0;
-		}
+	key = (struct task_key){d->t.domain_slot, (uint32_t)r.tgid, (uint32_t)r.tid};
+	node = dp_hashmap__find(&d->tasks, task_hash(key.slot, key.tgid, key.tid), task_has_key,
+				&key);
+	if (node) {
+		t = dp_hnode_entry(node, struct task, node);
+		/* exec changes a task's comm: keep the latest */
+		if (t->len < len && names_full(d, len - t->len))
+			return -EBADMSG;
+		comm = dp_rec_str__dup(&r.comm);
+		if (!comm)
+			return -ENOMEM;
+		free(t->comm);
+		t->comm = comm;
+		t->len = len;
+		d->dirty_tasks = true;
+		return 0;
 	}
-	if (d->ntasks >= DAEMON_MAX_TASKS || names_full(d, len))
+	if (dp_hashmap__count(&d->tasks) >= DAEMON_MAX_TASKS || names_full(d, len))
 		return -EBADMSG;
-	if (d->ntasks >= d->task_nbuckets && task_table_grow(d) < 0)
-		return -ENOMEM;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -597,13 +534,11 @@ static int handle_comm(struct daemon *d, const struct dp_item *it)
 	t->domain_slot = d->t.domain_slot;
 	t->tgid = (uint32_t)r.tgid;
 	t->tid = (uint32_t)r.tid;
-	{
-		size_t b = task_bucket(d, t->domain_slot, t->tgid, t->tid);
-
-		t->next = d->task_hash[b];
-		d->task_hash[b] = t;
+	if (dp_hashmap__add(&d->tasks, &t->node, task_hash(t->domain_slot, t->tgid, t->tid)) < 0) {
+		free(t->comm);
+		free(t);
+		return -ENOMEM;
 	}
-	d->ntasks++;
 	d->dirty_tasks = true;
 	return 0;
 }
@@ -622,9 +557,9 @@ static int handle_dropped(struct daemon *d, const struct dp_item *it)
 		return 0;
 	m = d->domains[d->t.domain_slot - 1].meta;
 	if (r.reason == DP_DROP_AGENT_FRAMES)
-		m->agent.dropped_frames = sat_add(m->agent.dropped_frames, r.count);
+		m->agent.dropped_frames = dp_sat_add(m->agent.dropped_frames, r.count);
 	else
-		m->agent.lost_records = sat_add(m->agent.lost_records, r.count);
+		m->agent.lost_records = dp_sat_add(m->agent.lost_records, r.count);
 	m->agent.any = true;
 	m->dirty_agent = true;
 	d->dirty_domains = true;
@@ -713,16 +648,9 @@ static int handle_domain_thread(struct daemon *d, const struct dp_item *it)
 	if (!comm)
 		return -ENOMEM;
 	if (!found) {
-		if (m->nthreads == m->capthreads) {
-			size_t cap = m->capthreads ? m->capthreads * 2 : 16;
-
-			t = reallocarray(m->threads, cap, sizeof(*t));
-			if (!t) {
-				free(comm);
-				return -ENOMEM;
-			}
-			m->threads = t;
-			m->capthreads = cap;
+		if (dp_ensure(m->threads, m->capthreads, m->nthreads + 1) < 0) {
+			free(comm);
+			return -ENOMEM;
 		}
 		memmove(&m->threads[pos + 1], &m->threads[pos],
 			(m->nthreads - pos) * sizeof(*m->threads));
@@ -812,22 +740,15 @@ static int handle_vcpu_wait(struct daemon *d, const struct dp_item *it)
 			d->stats.domain_overflow++;
 			return 0;
 		}
-		if (m->nwaits == m->capwaits) {
-			size_t cap = m->capwaits ? m->capwaits * 2 : 8;
-
-			w = reallocarray(m->waits, cap, sizeof(*w));
-			if (!w)
-				return -ENOMEM;
-			m->waits = w;
-			m->capwaits = cap;
-		}
+		if (dp_ensure(m->waits, m->capwaits, m->nwaits + 1) < 0)
+			return -ENOMEM;
 		memmove(&m->waits[lo + 1], &m->waits[lo], (m->nwaits - lo) * sizeof(*w));
 		m->waits[lo] = (struct dwait){.vcpu = (uint32_t)r.vcpu, .tid = (uint32_t)r.tid};
 		m->nwaits++;
 	}
 	w = &m->waits[lo];
-	w->wait_ns = sat_add(w->wait_ns, r.wait_ns);
-	w->run_ns = sat_add(w->run_ns, r.run_ns);
+	w->wait_ns = dp_sat_add(w->wait_ns, r.wait_ns);
+	w->run_ns = dp_sat_add(w->run_ns, r.run_ns);
 	m->dirty_wait = true;
 	d->dirty_domains = true;
 	return 0;
@@ -857,16 +778,9 @@ static int handle_agent_hello(struct daemon *d, const struct dp_item *it)
 	memcpy(copy, release, len + 1);
 	/* Past the bound the list is cut, but the agent's state still follows. */
 	if (g->nhellos < DAEMON_MAX_AGENT_HELLOS) {
-		if (g->nhellos == g->caphellos) {
-			size_t cap = g->caphellos ? g->caphellos * 2 : 8;
-			struct ahello *h = reallocarray(g->hellos, cap, sizeof(*h));
-
-			if (!h) {
-				free(copy);
-				return -ENOMEM;
-			}
-			g->hellos = h;
-			g->caphellos = cap;
+		if (dp_ensure(g->hellos, g->caphellos, g->nhellos + 1) < 0) {
+			free(copy);
+			return -ENOMEM;
 		}
 		g->hellos[g->nhellos++] = (struct ahello){d->t.time, r.incarnation};
 	} else {
@@ -898,22 +812,15 @@ static int handle_agent_gap(struct daemon *d, const struct dp_item *it)
 	struct dommeta *m;
 
 	if (dp_rec__decode_agent_gap(it, &r) < 0 || r.start_ns > r.end_ns ||
-	    r.reason < DAEMON_GAP_RECONNECT || r.reason > DAEMON_GAP_LOST)
+	    r.reason < DP_GAP_RECONNECT || r.reason > DP_GAP_LOST)
 		return -EBADMSG;
 	m = dommeta_of(d, r.domain);
 	if (!m)
 		return -EBADMSG;
 	g = &m->agent;
 	if (g->ngaps < DAEMON_MAX_AGENT_GAPS) {
-		if (g->ngaps == g->capgaps) {
-			size_t cap = g->capgaps ? g->capgaps * 2 : 8;
-			struct agap *p = reallocarray(g->gaps, cap, sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			g->gaps = p;
-			g->capgaps = cap;
-		}
+		if (dp_ensure(g->gaps, g->capgaps, g->ngaps + 1) < 0)
+			return -ENOMEM;
 		g->gaps[g->ngaps++] =
 			(struct agap){r.start_ns, r.end_ns, r.frames_lost, (uint32_t)r.reason};
 	} else {
@@ -938,8 +845,8 @@ static int handle_agent_assist(struct daemon *d, const struct dp_item *it)
 	if (!m)
 		return -EBADMSG;
 	g = &m->agent;
-	g->assist_placed = sat_add(g->assist_placed, r.placed);
-	g->assist_outside = sat_add(g->assist_outside, r.outside);
+	g->assist_placed = dp_sat_add(g->assist_placed, r.placed);
+	g->assist_outside = dp_sat_add(g->assist_outside, r.outside);
 	g->assist_err_ns = r.err_ns;
 	g->any_assist = true;
 	g->any = true;
@@ -1003,16 +910,17 @@ int daemon__handle(struct daemon *d, const struct dp_item *it)
 
 void daemon__free_tables(struct daemon *d)
 {
-	for (size_t i = 0; i < d->image_nbuckets; i++) {
-		struct image *im = d->image_hash[i], *next;
+	struct dp_hnode *node, *next;
+	size_t bkt;
 
-		for (; im; im = next) {
-			next = im->next;
-			free(im->name);
-			free(im);
-		}
+	dp_hashmap__for_each_safe(&d->images, bkt, node, next)
+	{
+		struct image *im = dp_hnode_entry(node, struct image, node);
+
+		free(im->name);
+		free(im);
 	}
-	free(d->image_hash);
+	dp_hashmap__fini(&d->images);
 	for (size_t i = 0; i < d->ndomains; i++) {
 		struct dommeta *m = d->domains[i].meta;
 
@@ -1042,14 +950,12 @@ void daemon__free_tables(struct daemon *d)
 	for (size_t i = 0; i < d->nkmods; i++)
 		free(d->kmods[i].name);
 	free(d->kmods);
-	for (size_t i = 0; i < d->task_nbuckets; i++) {
-		struct task *t = d->task_hash[i], *next;
+	dp_hashmap__for_each_safe(&d->tasks, bkt, node, next)
+	{
+		struct task *t = dp_hnode_entry(node, struct task, node);
 
-		for (; t; t = next) {
-			next = t->next;
-			free(t->comm);
-			free(t);
-		}
+		free(t->comm);
+		free(t);
 	}
-	free(d->task_hash);
+	dp_hashmap__fini(&d->tasks);
 }

@@ -54,7 +54,7 @@ struct image {
 	uint64_t seq;
 	/* The domain slot (+1) whose build-id store was last told of this image's path. */
 	uint32_t path_slot;
-	struct image *next;
+	struct dp_hnode node; /* in daemon.images */
 };
 
 /* A thread of a domain's VMM process (DOMAIN_THREAD); the latest record per tid wins. */
@@ -225,7 +225,7 @@ struct task {
 	uint32_t domain_slot, tgid, tid;
 	char *comm;
 	size_t len;
-	struct task *next;
+	struct dp_hnode node; /* in daemon.tasks */
 };
 
 struct transient {
@@ -256,11 +256,10 @@ struct daemon {
 
 	struct event events[DP_MAX_EVENTS];
 
-	struct image **image_hash; /* by id */
-	size_t image_nbuckets, nimages;
+	struct dp_hashmap images; /* struct image by id */
 
 	struct domain *domains;
-	size_t ndomains;
+	size_t ndomains, domains_cap;
 
 	struct dp_hashmap skeys; /* struct skey_ent by context tuple */
 	struct dp_hashmap sfiles_by_path;
@@ -275,9 +274,8 @@ struct daemon {
 	size_t nksyms, ksyms_cap;
 	struct kmod *kmods;
 	size_t nkmods, kmods_cap;
-	struct task **task_hash;
-	size_t task_nbuckets, ntasks;
-	size_t name_bytes; /* kept for ksyms, kmods, comms */
+	struct dp_hashmap tasks; /* struct task by (slot, tgid, tid) */
+	size_t name_bytes;	 /* kept for ksyms, kmods, comms */
 
 	uint64_t image_seq;
 	uint64_t bid_file_max, bid_store_max;

@@ -242,15 +242,82 @@ static int write_slot_file(struct daemon *d, uint32_t slot, const char *name, st
 	return sb_write(b, d->dirfd, path);
 }
 
+/* write_slot_file(), its error kept in *err unless one is there already: true when written. */
+static bool put_slot_file(struct daemon *d, uint32_t slot, const char *name, struct dp_strbuf *b,
+			  int *err)
+{
+	int r = write_slot_file(d, slot, name, b);
+
+	if (r < 0 && !*err)
+		*err = r;
+	return r == 0;
+}
+
 static bool slot_is_canonical(const struct daemon *d, uint32_t slot)
 {
 	return slot == 0 || d->domains[slot - 1].slot == slot - 1;
 }
 
+/*
+ * One file name in the tree of every canonical slot, its text from fill(),
+ * which says whether it put anything there: a slot without anything has no
+ * file, except the host's (slot 0), which always has one. The first error.
+ */
+typedef bool (*slot_fill_fn)(const struct daemon *d, uint32_t slot, struct dp_strbuf *b, void *arg);
+
+static int write_slots(struct daemon *d, const char *name, slot_fill_fn fill, void *arg)
+{
+	int err = 0;
+
+	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
+		struct dp_strbuf b = DP_STRBUF_INIT;
+
+		if (!slot_is_canonical(d, slot))
+			continue;
+		if (fill(d, slot, &b, arg) || slot == 0)
+			put_slot_file(d, slot, name, &b, &err);
+		else
+			dp_strbuf__release(&b);
+	}
+	return err;
+}
+
+/* kallsyms: the slot's symbols by address, then its modules. */
+static bool fill_kallsyms(const struct daemon *d, uint32_t slot, struct dp_strbuf *b, void *arg)
+{
+	const struct ksym *const *sorted = arg;
+	bool any = false;
+
+	for (size_t i = 0; i < d->nksyms; i++) {
+		const struct ksym *k = sorted[i];
+
+		if (k->domain_slot != slot)
+			continue;
+		sb_hex(b, k->addr, 16, '\t');
+		sb_hex(b, k->size, 1, '\t');
+		dp_strbuf__addch(b, (char)k->type);
+		dp_strbuf__addch(b, '\t');
+		sb_field(b, k->name, k->len);
+		dp_strbuf__addch(b, '\n');
+		any = true;
+	}
+	for (size_t i = 0; i < d->nkmods; i++) {
+		const struct kmod *k = &d->kmods[i];
+
+		if (k->domain_slot != slot)
+			continue;
+		dp_strbuf__addf(b, "module\t");
+		sb_field(b, k->name, k->len);
+		dp_strbuf__addf(b, "\t%016" PRIx64 "\t%" PRIx64 "\n", k->start, k->size);
+		any = true;
+	}
+	return any;
+}
+
 static int write_kallsyms(struct daemon *d)
 {
 	const struct ksym **sorted = NULL;
-	int err = 0;
+	int err;
 
 	if (d->nksyms) {
 		sorted = malloc(d->nksyms * sizeof(*sorted));
@@ -267,44 +334,7 @@ static int write_kallsyms(struct daemon *d)
 		if (!in_order)
 			qsort(sorted, d->nksyms, sizeof(*sorted), ksym_cmp);
 	}
-	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
-		struct dp_strbuf b = DP_STRBUF_INIT;
-		bool any = slot == 0;
-		int r;
-
-		if (!slot_is_canonical(d, slot))
-			continue;
-		for (size_t i = 0; i < d->nksyms; i++) {
-			const struct ksym *k = sorted[i];
-
-			if (k->domain_slot != slot)
-				continue;
-			sb_hex(&b, k->addr, 16, '\t');
-			sb_hex(&b, k->size, 1, '\t');
-			dp_strbuf__addch(&b, (char)k->type);
-			dp_strbuf__addch(&b, '\t');
-			sb_field(&b, k->name, k->len);
-			dp_strbuf__addch(&b, '\n');
-			any = true;
-		}
-		for (size_t i = 0; i < d->nkmods; i++) {
-			const struct kmod *k = &d->kmods[i];
-
-			if (k->domain_slot != slot)
-				continue;
-			dp_strbuf__addf(&b, "module\t");
-			sb_field(&b, k->name, k->len);
-			dp_strbuf__addf(&b, "\t%016" PRIx64 "\t%" PRIx64 "\n", k->start, k->size);
-			any = true;
-		}
-		if (!any) {
-			dp_strbuf__release(&b);
-			continue;
-		}
-		r = write_slot_file(d, slot, "kallsyms", &b);
-		if (r < 0 && !err)
-			err = r;
-	}
+	err = write_slots(d, "kallsyms", fill_kallsyms, sorted);
 	free(sorted);
 	if (!err)
 		d->dirty_kallsyms = false;
@@ -322,43 +352,50 @@ static int task_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* The tasks sorted by slot, tgid and tid, and how far writing them has gone. */
+struct task_cursor {
+	const struct task **sorted;
+	size_t n, i;
+};
+
+/* tasks: tgid, tid and comm of the slot's tasks. */
+static bool fill_tasks(const struct daemon *d, uint32_t slot, struct dp_strbuf *b, void *arg)
+{
+	struct task_cursor *c = arg;
+	bool any = false;
+
+	(void)d;
+	for (; c->i < c->n && c->sorted[c->i]->domain_slot == slot; c->i++) {
+		const struct task *t = c->sorted[c->i];
+
+		dp_strbuf__addf(b, "%" PRIu32 "\t%" PRIu32 "\t", t->tgid, t->tid);
+		sb_field(b, t->comm, t->len);
+		dp_strbuf__addf(b, "\n");
+		any = true;
+	}
+	return any;
+}
+
 static int write_tasks(struct daemon *d)
 {
 	const struct task **sorted = NULL;
-	size_t n = 0, i = 0;
-	int err = 0;
+	size_t n = 0;
+	int err;
 
-	if (d->ntasks) {
-		sorted = malloc(d->ntasks * sizeof(*sorted));
+	if (dp_hashmap__count(&d->tasks)) {
+		const struct dp_hnode *node;
+		size_t bkt;
+
+		sorted = malloc(dp_hashmap__count(&d->tasks) * sizeof(*sorted));
 		if (!sorted)
 			return -ENOMEM;
-		for (size_t k = 0; k < d->task_nbuckets; k++)
-			for (const struct task *t = d->task_hash[k]; t; t = t->next)
-				sorted[n++] = t;
+		dp_hashmap__for_each(&d->tasks, bkt, node)
+		{
+			sorted[n++] = dp_hnode_entry(node, const struct task, node);
+		}
 		qsort(sorted, n, sizeof(*sorted), task_cmp);
 	}
-	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
-		struct dp_strbuf b = DP_STRBUF_INIT;
-		bool any = slot == 0;
-		int r;
-
-		if (!slot_is_canonical(d, slot))
-			continue;
-		for (; i < n && sorted[i]->domain_slot == slot; i++) {
-			dp_strbuf__addf(&b, "%" PRIu32 "\t%" PRIu32 "\t", sorted[i]->tgid,
-					sorted[i]->tid);
-			sb_field(&b, sorted[i]->comm, sorted[i]->len);
-			dp_strbuf__addf(&b, "\n");
-			any = true;
-		}
-		if (!any) {
-			dp_strbuf__release(&b);
-			continue;
-		}
-		r = write_slot_file(d, slot, "tasks", &b);
-		if (r < 0 && !err)
-			err = r;
-	}
+	err = write_slots(d, "tasks", fill_tasks, &(struct task_cursor){sorted, n, 0});
 	free(sorted);
 	if (!err)
 		d->dirty_tasks = false;
@@ -412,18 +449,6 @@ static void format_domain(const struct daemon *d, uint32_t idx, struct dp_strbuf
 		dp_strbuf__addf(b, "life_dropped=%" PRIu64 "\n", m->life_dropped);
 }
 
-static const char *gap_name(uint32_t reason)
-{
-	static const char *const names[] = {
-		[DAEMON_GAP_RECONNECT] = "reconnect", [DAEMON_GAP_SILENT] = "silent",
-		[DAEMON_GAP_RESTART] = "restart",     [DAEMON_GAP_REBOOT] = "reboot",
-		[DAEMON_GAP_LOST] = "lost",
-	};
-
-	return reason < sizeof(names) / sizeof(names[0]) && names[reason] ? names[reason]
-									  : "unknown";
-}
-
 /* meta/agent: key=value lines, the latest HELLO's state, then every hello and gap kept. */
 static void format_agent(const struct agentmeta *g, struct dp_strbuf *b)
 {
@@ -455,12 +480,12 @@ static void format_agent(const struct agentmeta *g, struct dp_strbuf *b)
 	for (size_t i = 0; i < g->ngaps; i++)
 		dp_strbuf__addf(b, "gap=%" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n",
 				g->gaps[i].start_ns, g->gaps[i].end_ns, g->gaps[i].frames_lost,
-				gap_name(g->gaps[i].reason));
+				dp_agent_gap__name(g->gaps[i].reason));
 }
 
 static int write_domains(struct daemon *d)
 {
-	int err = 0, r;
+	int err = 0;
 
 	for (uint32_t i = 0; i < d->ndomains; i++) {
 		struct dommeta *m = d->domains[i].meta;
@@ -470,11 +495,8 @@ static int write_domains(struct daemon *d)
 			continue;
 		if (m->dirty_domain) {
 			format_domain(d, i, &b);
-			r = write_slot_file(d, i + 1, "domain", &b);
-			if (r == 0)
+			if (put_slot_file(d, i + 1, "domain", &b, &err))
 				m->dirty_domain = false;
-			else if (!err)
-				err = r;
 		}
 		if (m->dirty_threads) {
 			/* pid tid role vcpu comm, by tid */
@@ -487,11 +509,8 @@ static int write_domains(struct daemon *d)
 				sb_field(&b, t->comm, t->len);
 				dp_strbuf__addf(&b, "\n");
 			}
-			r = write_slot_file(d, i + 1, "threads", &b);
-			if (r == 0)
+			if (put_slot_file(d, i + 1, "threads", &b, &err))
 				m->dirty_threads = false;
-			else if (!err)
-				err = r;
 		}
 		if (m->dirty_wait) {
 			/* vcpu tid wait_ns run_ns, by vcpu and tid */
@@ -500,19 +519,13 @@ static int write_domains(struct daemon *d)
 					&b, "%" PRIu32 "\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\n",
 					m->waits[k].vcpu, m->waits[k].tid, m->waits[k].wait_ns,
 					m->waits[k].run_ns);
-			r = write_slot_file(d, i + 1, "vcpu-wait", &b);
-			if (r == 0)
+			if (put_slot_file(d, i + 1, "vcpu-wait", &b, &err))
 				m->dirty_wait = false;
-			else if (!err)
-				err = r;
 		}
 		if (m->dirty_agent) {
 			format_agent(&m->agent, &b);
-			r = write_slot_file(d, i + 1, "agent", &b);
-			if (r == 0)
+			if (put_slot_file(d, i + 1, "agent", &b, &err))
 				m->dirty_agent = false;
-			else if (!err)
-				err = r;
 		}
 	}
 	if (!err)

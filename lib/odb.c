@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "domprof/hash.h"
+#include "domprof/le.h"
 #include "domprof/odb.h"
 #include "domprof/session.h"
 
@@ -52,32 +53,6 @@ struct odb {
 	char tmp[NAME_MAX + 1];
 };
 
-static inline uint32_t ld32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint64_t ld64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline void st32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void st64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
 static inline size_t odb_file_size(uint32_t size)
 {
 	return ODB_DATA_OFF + (size_t)size * (ODB_NODE_SIZE + sizeof(uint32_t));
@@ -93,31 +68,31 @@ static inline uint32_t odb_bucket(uint64_t key, uint32_t mask)
 static void odb_put_header(uint8_t *m, const struct odb_header *h)
 {
 	memcpy(m, "DAE\n", 4);
-	st32(m + 4, ODB_VERSION);
-	st32(m + 8, h->cpu_type);
-	st32(m + 12, h->ctr_event);
-	st32(m + 16, h->ctr_um);
-	st32(m + 20, h->ctr_count);
-	st32(m + 24, h->is_kernel);
+	ne32_put(m + 4, ODB_VERSION);
+	ne32_put(m + 8, h->cpu_type);
+	ne32_put(m + 12, h->ctr_event);
+	ne32_put(m + 16, h->ctr_um);
+	ne32_put(m + 20, h->ctr_count);
+	ne32_put(m + 24, h->is_kernel);
 	memcpy(m + 32, &h->cpu_speed, sizeof(double));
-	st64(m + 40, h->mtime);
-	st32(m + 48, h->cg_to_is_kernel);
-	st64(m + 56, h->anon_start);
-	st64(m + 64, h->cg_to_anon_start);
+	ne64_put(m + 40, h->mtime);
+	ne32_put(m + 48, h->cg_to_is_kernel);
+	ne64_put(m + 56, h->anon_start);
+	ne64_put(m + 64, h->cg_to_anon_start);
 }
 
 static void odb_get_header(const uint8_t *m, struct odb_header *h)
 {
-	h->cpu_type = ld32(m + 8);
-	h->ctr_event = ld32(m + 12);
-	h->ctr_um = ld32(m + 16);
-	h->ctr_count = ld32(m + 20);
-	h->is_kernel = ld32(m + 24);
+	h->cpu_type = ne32_get(m + 8);
+	h->ctr_event = ne32_get(m + 12);
+	h->ctr_um = ne32_get(m + 16);
+	h->ctr_count = ne32_get(m + 20);
+	h->is_kernel = ne32_get(m + 24);
 	memcpy(&h->cpu_speed, m + 32, sizeof(double));
-	h->mtime = ld64(m + 40);
-	h->cg_to_is_kernel = ld32(m + 48);
-	h->anon_start = ld64(m + 56);
-	h->cg_to_anon_start = ld64(m + 64);
+	h->mtime = ne64_get(m + 40);
+	h->cg_to_is_kernel = ne32_get(m + 48);
+	h->anon_start = ne64_get(m + 56);
+	h->cg_to_anon_start = ne64_get(m + 64);
 }
 
 static inline uint32_t odb_load_current(const uint8_t *m)
@@ -140,20 +115,21 @@ static long odb_validate(const uint8_t *m, size_t len, uint32_t *size_out)
 {
 	uint32_t size, cur;
 
-	if (len < ODB_DATA_OFF || memcmp(m, "DAE\n", 4) || ld32(m + 4) != ODB_VERSION)
+	if (len < ODB_DATA_OFF || memcmp(m, "DAE\n", 4) || ne32_get(m + 4) != ODB_VERSION)
 		return -EBADMSG;
-	size = ld32(m + ODB_SIZE_OFF);
+	size = ne32_get(m + ODB_SIZE_OFF);
 	if (size == 0 || (size & (size - 1)) || size > ODB_MAX_NODES || len != odb_file_size(size))
 		return -EBADMSG;
 	cur = odb_load_current(m);
 	if (cur < 1 || cur > size)
 		return -EBADMSG;
 	for (uint32_t i = 1; i < cur; i++)
-		if (ld32(m + ODB_DATA_OFF + (size_t)i * ODB_NODE_SIZE + 12) >= cur)
+		if (ne32_get(m + ODB_DATA_OFF + (size_t)i * ODB_NODE_SIZE + 12) >= cur)
 			return -EBADMSG;
 	/* A chain head may already name a node appended after we read current_size. */
 	for (uint32_t b = 0; b < size; b++)
-		if (ld32(m + ODB_DATA_OFF + (size_t)size * ODB_NODE_SIZE + (size_t)b * 4) >= size)
+		if (ne32_get(m + ODB_DATA_OFF + (size_t)size * ODB_NODE_SIZE + (size_t)b * 4) >=
+		    size)
 			return -EBADMSG;
 	*size_out = size;
 	return cur;
@@ -168,10 +144,10 @@ static void odb_rebuild_chains(uint8_t *m, uint32_t size, uint32_t cur)
 	memset(hash, 0, (size_t)size * 4);
 	for (uint32_t i = 1; i < cur; i++) {
 		uint8_t *n = nodes + (size_t)i * ODB_NODE_SIZE;
-		uint32_t b = odb_bucket(ld64(n), size - 1);
+		uint32_t b = odb_bucket(ne64_get(n), size - 1);
 
-		st32(n + 12, ld32(hash + (size_t)b * 4));
-		st32(hash + (size_t)b * 4, i);
+		ne32_put(n + 12, ne32_get(hash + (size_t)b * 4));
+		ne32_put(hash + (size_t)b * 4, i);
 	}
 }
 
@@ -188,12 +164,13 @@ static int odb_chains_ok(const uint8_t *m, uint32_t size, uint32_t cur)
 	const uint8_t *last = nodes + (size_t)(cur - 1) * ODB_NODE_SIZE;
 
 	for (uint32_t i = 1; i < cur; i++)
-		if (ld32(nodes + (size_t)i * ODB_NODE_SIZE + 12) >= i)
+		if (ne32_get(nodes + (size_t)i * ODB_NODE_SIZE + 12) >= i)
 			return 0;
 	for (uint32_t b = 0; b < size; b++)
-		if (ld32(hash + (size_t)b * 4) >= cur)
+		if (ne32_get(hash + (size_t)b * 4) >= cur)
 			return 0;
-	return cur == 1 || ld32(hash + (size_t)odb_bucket(ld64(last), size - 1) * 4) == cur - 1;
+	return cur == 1 ||
+	       ne32_get(hash + (size_t)odb_bucket(ne64_get(last), size - 1) * 4) == cur - 1;
 }
 
 static void odb_set_map(struct odb *db, int fd, uint8_t *map, uint32_t size, uint32_t cur)
@@ -245,8 +222,8 @@ static int odb_build(struct odb *db, const struct odb_header *hdr, uint32_t size
 	} else {
 		odb_put_header(map, hdr);
 	}
-	st32(map + ODB_SIZE_OFF, size);
-	st32(map + ODB_CURRENT_OFF, cur);
+	ne32_put(map + ODB_SIZE_OFF, size);
+	ne32_put(map + ODB_CURRENT_OFF, cur);
 	odb_rebuild_chains(map, size, cur);
 	if (renameat(db->dfd, db->tmp, db->dfd, db->name) < 0) {
 		r = -errno;
@@ -375,7 +352,7 @@ out_free:
 int odb__add(struct odb *db, uint64_t key, uint32_t inc)
 {
 	uint32_t b = odb_bucket(key, db->mask);
-	uint32_t i = ld32(db->hash + (size_t)b * 4);
+	uint32_t i = ne32_get(db->hash + (size_t)b * 4);
 	uint32_t steps = db->cur;
 	uint8_t *n;
 	int r;
@@ -385,13 +362,13 @@ int odb__add(struct odb *db, uint64_t key, uint32_t inc)
 		if (i >= db->cur || !steps--)
 			return -EBADMSG;
 		n = db->nodes + (size_t)i * ODB_NODE_SIZE;
-		if (ld64(n) == key) {
-			uint32_t v = ld32(n + 8);
+		if (ne64_get(n) == key) {
+			uint32_t v = ne32_get(n + 8);
 
-			st32(n + 8, v > UINT32_MAX - inc ? UINT32_MAX : v + inc);
+			ne32_put(n + 8, v > UINT32_MAX - inc ? UINT32_MAX : v + inc);
 			return 0;
 		}
-		i = ld32(n + 12);
+		i = ne32_get(n + 12);
 	}
 	if (db->cur == db->size) {
 		if (db->size >= ODB_MAX_NODES)
@@ -403,12 +380,12 @@ int odb__add(struct odb *db, uint64_t key, uint32_t inc)
 	}
 	i = db->cur;
 	n = db->nodes + (size_t)i * ODB_NODE_SIZE;
-	st64(n, key);
-	st32(n + 8, inc);
-	st32(n + 12, ld32(db->hash + (size_t)b * 4));
+	ne64_put(n, key);
+	ne32_put(n + 8, inc);
+	ne32_put(n + 12, ne32_get(db->hash + (size_t)b * 4));
 	db->cur = i + 1;
 	odb_store_current(db->map, db->cur);
-	st32(db->hash + (size_t)b * 4, i);
+	ne32_put(db->hash + (size_t)b * 4, i);
 	return 0;
 }
 
@@ -459,7 +436,7 @@ int odb__read(int dirfd, const char *relpath, struct odb_header *hdr, odb_node_c
 	for (uint32_t i = 1; cb && i < (uint32_t)cur; i++) {
 		const uint8_t *n = map + ODB_DATA_OFF + (size_t)i * ODB_NODE_SIZE;
 
-		r = cb(ld64(n), ld32(n + 8), arg);
+		r = cb(ne64_get(n), ne32_get(n + 8), arg);
 		if (r)
 			break;
 	}

@@ -210,6 +210,10 @@ static const char *const domain_life_names[] = {[DP_LIFE_STARTED] = "started",
 						[DP_LIFE_STOPPED] = "stopped",
 						[DP_LIFE_REBOOTED] = "rebooted",
 						[DP_LIFE_VANISHED] = "vanished"};
+static const char *const agent_gap_names[] = {
+	[DP_GAP_RECONNECT] = "reconnect", [DP_GAP_SILENT] = "silent", [DP_GAP_RESTART] = "restart",
+	[DP_GAP_REBOOT] = "reboot",	  [DP_GAP_LOST] = "lost",
+};
 
 static const char *name_of(const char *const *names, size_t n, unsigned v)
 {
@@ -228,6 +232,7 @@ NAME_FN(dp_domain_source__name, enum dp_domain_source, domain_source_names)
 NAME_FN(dp_domain_accel__name, enum dp_domain_accel, domain_accel_names)
 NAME_FN(dp_thread_role__name, enum dp_thread_role, thread_role_names)
 NAME_FN(dp_domain_life__name, enum dp_domain_life, domain_life_names)
+NAME_FN(dp_agent_gap__name, enum dp_agent_gap, agent_gap_names)
 
 enum dp_image_kind dp_image_kind__parse(const char *s)
 {

@@ -90,10 +90,10 @@ struct report {
 	struct strmap elf_index;
 	struct strmap guest_elf_index; /* "domains/D\tBUILD-ID" of guest binaries */
 	struct elf_entry *elfs;
-	size_t nelfs;
+	size_t nelfs, capelfs;
 	uint64_t unfetched; /* guest binaries not in their domain's store */
 	struct ksyms_entry *ksyms;
-	size_t nksyms;
+	size_t nksyms, capksyms;
 };
 
 /* ---- cells and columns ---- */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "domprof/metafile.h"
+#include "domprof/words.h"
 #include "report-model.h"
 
 /* Room for any cell text renders itself: a u64, a percent, seconds. */
@@ -432,11 +433,11 @@ static void text__domain_notes(const struct report *r, FILE *f)
 			note__sep(f, pd, &any);
 			fputs("tainted (QMP was used to find its vCPU threads)", f);
 		}
-		if (!strcmp(pd->source, "proc")) {
+		if (!strcmp(pd->source, dp_domain_source__name(DP_DOMAIN_SRC_PROC))) {
 			note__sep(f, pd, &any);
 			fputs("found as a QEMU process in /proc (not through libvirt)", f);
 		}
-		if (!strcmp(pd->accel, "tcg")) {
+		if (!strcmp(pd->accel, dp_domain_accel__name(DP_DOMAIN_ACCEL_TCG))) {
 			note__sep(f, pd, &any);
 			fputs("TCG (the split between guest code and QEMU helpers is approximate)",
 			      f);
@@ -445,7 +446,7 @@ static void text__domain_notes(const struct report *r, FILE *f)
 			const struct pp_life *l = &pd->life[i];
 
 			/* Found running at the start of the session is the ordinary case. */
-			if (!strcmp(l->what, "started") &&
+			if (!strcmp(l->what, dp_domain_life__name(DP_LIFE_STARTED)) &&
 			    (!s->has_start || l->ns < s->start_ns + 1000000000ull))
 				continue;
 			if (shown == 8) {

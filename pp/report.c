@@ -15,8 +15,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "domprof/errbuf.h"
+#include "domprof/mem.h"
 #include "domprof/report.h"
 #include "domprof/session.h"
+#include "domprof/words.h"
 #include "pp/symbols.h"
 #include "report-model.h"
 
@@ -90,15 +93,8 @@ static int row__add(struct report *r, const struct pp_image *im, const char *sym
 {
 	const struct pp_event *e = &r->s->events[ev];
 
-	if (r->nrows == r->caprows) {
-		size_t ncap = r->caprows ? r->caprows * 2 : 256;
-		struct row *p = reallocarray(r->rows, ncap, sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		r->rows = p;
-		r->caprows = ncap;
-	}
+	if (dp_ensure(r->rows, r->caprows, r->nrows + 1) < 0)
+		return -ENOMEM;
 	r->rows[r->nrows++] = (struct row){
 		.domain = im->domain,
 		.mode = im->mode,
@@ -115,15 +111,8 @@ static char *str__keep(struct report *r, const char *s)
 {
 	char *d;
 
-	if (r->nstrs == r->capstrs) {
-		size_t ncap = r->capstrs ? r->capstrs * 2 : 256;
-		char **p = reallocarray(r->strs, ncap, sizeof(*p));
-
-		if (!p)
-			return NULL;
-		r->strs = p;
-		r->capstrs = ncap;
-	}
+	if (dp_ensure(r->strs, r->capstrs, r->nstrs + 1) < 0)
+		return NULL;
 	d = strdup(s);
 	if (d)
 		r->strs[r->nstrs++] = d;
@@ -132,6 +121,15 @@ static char *str__keep(struct report *r, const char *s)
 
 /* ---- resolvers ---- */
 
+/* e (NULL: the file is unusable, and that is remembered too) as the ELF of key in index. */
+static int elf__keep(struct report *r, struct strmap *index, const char *key, struct elfsym *e)
+{
+	if (dp_ensure(r->elfs, r->capelfs, r->nelfs + 1) < 0 || strmap__put(index, key, r->nelfs))
+		return -ENOMEM;
+	r->elfs[r->nelfs++].e = e;
+	return 0;
+}
+
 static struct elfsym *elf__get(struct report *r, const struct pp_image *im)
 {
 	struct elfsym_opts o = {
@@ -139,7 +137,6 @@ static struct elfsym *elf__get(struct report *r, const struct pp_image *im)
 		.build_id_hex = im->build_id,
 		.mtime = im->mtime,
 	};
-	struct elf_entry *p;
 	struct elfsym *e = NULL;
 	size_t idx;
 	int ret;
@@ -156,15 +153,10 @@ static struct elfsym *elf__get(struct report *r, const struct pp_image *im)
 		pp_session__note(r->s, "%s: %s", im->name, strerror(-ret));
 	else if (elfsym__changed(e))
 		pp_session__note(r->s, "binary changed after recording: %s", im->name);
-	p = reallocarray(r->elfs, r->nelfs + 1, sizeof(*p));
-	if (!p || strmap__put(&r->elf_index, im->name, r->nelfs)) {
-		if (p)
-			r->elfs = p;
+	if (elf__keep(r, &r->elf_index, im->name, e) < 0) {
 		elfsym__free(e);
 		return NULL;
 	}
-	r->elfs = p;
-	r->elfs[r->nelfs++].e = e;
 	return e;
 }
 
@@ -179,20 +171,6 @@ static bool build_id__ok(const char *h)
 	if (n < 4 || n > 40 || n % 2)
 		return false;
 	return strspn(h, "0123456789abcdef") == n;
-}
-
-static int elf__keep(struct report *r, struct strmap *index, const char *key, struct elfsym *e)
-{
-	struct elf_entry *p = reallocarray(r->elfs, r->nelfs + 1, sizeof(*p));
-
-	if (!p || strmap__put(index, key, r->nelfs)) {
-		if (p)
-			r->elfs = p;
-		return -ENOMEM;
-	}
-	r->elfs = p;
-	r->elfs[r->nelfs++].e = e;
-	return 0;
 }
 
 /*
@@ -262,7 +240,6 @@ out:
 
 static struct ksyms *ksyms__get(struct report *r, const struct pp_image *im)
 {
-	struct ksyms_entry *p;
 	struct ksyms *k = NULL;
 	char *meta;
 	size_t slash;
@@ -292,13 +269,11 @@ static struct ksyms *ksyms__get(struct report *r, const struct pp_image *im)
 	else if (ksyms__bad_lines(k))
 		pp_session__note(r->s, "%s: %zu malformed lines skipped", meta,
 				 ksyms__bad_lines(k));
-	p = reallocarray(r->ksyms, r->nksyms + 1, sizeof(*p));
-	if (!p) {
+	if (dp_ensure(r->ksyms, r->capksyms, r->nksyms + 1) < 0) {
 		free(meta);
 		ksyms__free(k);
 		return NULL;
 	}
-	r->ksyms = p;
 	r->ksyms[r->nksyms++] = (struct ksyms_entry){meta, k};
 	return k;
 }
@@ -320,7 +295,7 @@ static int symbolise_image(struct report *r, struct pp_image *im)
 	struct strmap syms;
 	const char **names = NULL;
 	uint64_t *counts = NULL, kstart = 0;
-	size_t nsyms = 0, cap = 0;
+	size_t nsyms = 0, capnames = 0, capcounts = 0;
 	bool have_kstart = false;
 	int ret = 0;
 
@@ -356,23 +331,11 @@ static int symbolise_image(struct report *r, struct pp_image *im)
 			name = SYM_UNKNOWN;
 		idx = strmap__get(&syms, name);
 		if (idx == SIZE_MAX) {
-			if (nsyms == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				const char **pn = reallocarray(names, ncap, sizeof(*pn));
-				uint64_t *pc;
-
-				if (!pn) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				names = pn;
-				pc = reallocarray(counts, ncap * nev, sizeof(*pc));
-				if (!pc) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				counts = pc;
-				cap = ncap;
+			/* counts is nsyms rows of nev */
+			if (dp_ensure(names, capnames, nsyms + 1) < 0 ||
+			    dp_ensure(counts, capcounts, (nsyms + 1) * nev) < 0) {
+				ret = -ENOMEM;
+				goto out;
 			}
 			names[nsyms] = str__keep(r, name);
 			if (!names[nsyms]) {
@@ -510,17 +473,17 @@ static int domains__build(struct report *r)
 			if (!v)
 				continue;
 			a->samples += v;
-			if (!strcmp(im->mode, "guest-kernel"))
+			if (!strcmp(im->mode, dp_mode__name(DP_MODE_GUEST_KERNEL)))
 				a->guest_kernel += v;
-			else if (!strcmp(im->mode, "guest-user"))
+			else if (!strcmp(im->mode, dp_mode__name(DP_MODE_GUEST_USER)))
 				a->guest_user += v;
-			else if (!strcmp(im->mode, "guest"))
+			else if (!strcmp(im->mode, dp_mode__name(DP_MODE_GUEST)))
 				a->guest += v;
 			else if (!host && !strncmp(im->mode, "host-", 5))
 				a->vmm += v;
-			else if (!strcmp(im->mode, "host-kernel"))
+			else if (!strcmp(im->mode, dp_mode__name(DP_MODE_HOST_KERNEL)))
 				a->host_kernel += v;
-			else if (!strcmp(im->mode, "host-user"))
+			else if (!strcmp(im->mode, dp_mode__name(DP_MODE_HOST_USER)))
 				a->host_user += v;
 		}
 	}
@@ -588,12 +551,12 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 		ret = pp_session__note(r->s, "and %" PRIu64 " more guest binaries not fetched",
 				       r->unfetched - UNFETCHED_NOTES);
 	if (ret) {
-		snprintf(err, errlen, "%s: %s", opts->session_dir, strerror(-ret));
+		dp_errbuf__set(err, errlen, "%s: %s", opts->session_dir, strerror(-ret));
 		goto err_free;
 	}
 	ret = domains__build(r);
 	if (ret) {
-		snprintf(err, errlen, "%s: %s", opts->session_dir, strerror(-ret));
+		dp_errbuf__set(err, errlen, "%s: %s", opts->session_dir, strerror(-ret));
 		goto err_free;
 	}
 	if (r->nrows)

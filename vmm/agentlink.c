@@ -167,23 +167,6 @@ int agentlink__fd(const struct agentlink *l)
 	return l->fd;
 }
 
-const char *agentlink_gap_reason__name(enum agentlink_gap_reason r)
-{
-	switch (r) {
-	case AGENTLINK_GAP_RECONNECT:
-		return "reconnect";
-	case AGENTLINK_GAP_SILENT:
-		return "silent";
-	case AGENTLINK_GAP_RESTART:
-		return "restart";
-	case AGENTLINK_GAP_REBOOT:
-		return "reboot";
-	case AGENTLINK_GAP_LOST:
-		return "lost";
-	}
-	return "unknown";
-}
-
 /* ---- gaps ---- */
 
 /* After a reconnect or a silence: QEMU may have discarded what we sent. */
@@ -195,7 +178,7 @@ static void resend_wants(struct agentlink *l)
 			l->files[i].sent = false;
 }
 
-static void gap_begin(struct agentlink *l, uint64_t start_ns, enum agentlink_gap_reason reason,
+static void gap_begin(struct agentlink *l, uint64_t start_ns, enum dp_agent_gap reason,
 		      const struct agentlink_cbs *cbs, void *arg)
 {
 	if (l->gap_open || !l->have_inc)
@@ -325,7 +308,7 @@ static bool compose(struct agentlink *l, uint64_t now)
 	return false;
 }
 
-static void disconnect(struct agentlink *l, uint64_t now, enum agentlink_gap_reason reason,
+static void disconnect(struct agentlink *l, uint64_t now, enum dp_agent_gap reason,
 		       const struct agentlink_cbs *cbs, void *arg);
 
 static void flush(struct agentlink *l, uint64_t now, const struct agentlink_cbs *cbs, void *arg)
@@ -347,7 +330,7 @@ static void flush(struct agentlink *l, uint64_t now, const struct agentlink_cbs 
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				disconnect(l, now, AGENTLINK_GAP_RECONNECT, cbs, arg);
+				disconnect(l, now, DP_GAP_RECONNECT, cbs, arg);
 			return; /* a full send buffer just delays the rest */
 		}
 		l->out_off += (size_t)n;
@@ -375,7 +358,7 @@ static void conn_reset_state(struct agentlink *l)
 	resend_wants(l);
 }
 
-static void disconnect(struct agentlink *l, uint64_t now, enum agentlink_gap_reason reason,
+static void disconnect(struct agentlink *l, uint64_t now, enum dp_agent_gap reason,
 		       const struct agentlink_cbs *cbs, void *arg)
 {
 	if (l->fd >= 0)
@@ -392,7 +375,7 @@ static void violation(struct agentlink *l, uint64_t now, const struct agentlink_
 {
 	l->st.violations++;
 	l->st.resets++;
-	disconnect(l, now, AGENTLINK_GAP_RECONNECT, cbs, arg);
+	disconnect(l, now, DP_GAP_RECONNECT, cbs, arg);
 }
 
 static void try_connect(struct agentlink *l, uint64_t now)
@@ -448,7 +431,7 @@ static bool rate_persists(struct agentlink *l, uint64_t now, const struct agentl
 		return false;
 	l->over_since_ns = 0;
 	l->st.resets++;
-	disconnect(l, now, AGENTLINK_GAP_RECONNECT, cbs, arg);
+	disconnect(l, now, DP_GAP_RECONNECT, cbs, arg);
 	return true;
 }
 
@@ -733,7 +716,7 @@ static void new_incarnation(struct agentlink *l, uint64_t now, const struct ap_h
 			l->gap_alive_ns = 0;
 			l->gap = (struct agentlink_gap){.start_ns = l->last_seq_ns};
 		}
-		l->gap.reason = new_boot ? AGENTLINK_GAP_REBOOT : AGENTLINK_GAP_RESTART;
+		l->gap.reason = new_boot ? DP_GAP_REBOOT : DP_GAP_RESTART;
 		gap_end(l, now, cbs, arg);
 		l->old_incs[l->old_pos++ % OLD_INCS] = l->inc;
 		if (l->nold < OLD_INCS)
@@ -812,7 +795,7 @@ static void take_seq(struct agentlink *l, uint64_t now, uint64_t seq,
 			l->gap_alive_ns = 0;
 			l->gap = (struct agentlink_gap){
 				.start_ns = l->last_seq_ns,
-				.reason = AGENTLINK_GAP_LOST,
+				.reason = DP_GAP_LOST,
 			};
 		}
 		l->gap.frames_lost = dp_sat_add(l->gap.frames_lost, jump);
@@ -1009,7 +992,7 @@ static void timers(struct agentlink *l, uint64_t now, const struct agentlink_cbs
 
 	if (live && l->have_inc && !l->gap_open && now > l->last_rx_ns &&
 	    now - l->last_rx_ns >= l->o.silence_ns)
-		gap_begin(l, l->last_rx_ns, AGENTLINK_GAP_SILENT, cbs, arg);
+		gap_begin(l, l->last_rx_ns, DP_GAP_SILENT, cbs, arg);
 	/* Back, but with nothing sequenced to say: the gap ends when it talked again. */
 	if (l->gap_open && l->gap_alive_ns && now > l->gap_alive_ns &&
 	    now - l->gap_alive_ns >= GAP_SETTLE_PINGS * l->o.ping_ns) {
@@ -1054,7 +1037,7 @@ int agentlink__poll(struct agentlink *l, uint64_t now_ns, const struct agentlink
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		/* QEMU closed its end (it exited) or the socket failed: try again later. */
-		disconnect(l, now_ns, AGENTLINK_GAP_RECONNECT, cbs, arg);
+		disconnect(l, now_ns, DP_GAP_RECONNECT, cbs, arg);
 	}
 	timers(l, now_ns, cbs, arg);
 	flush(l, now_ns, cbs, arg);

@@ -7,6 +7,7 @@
 
 #include <linux/perf_event.h>
 
+#include "domprof/mem.h"
 #include "domprof/words.h"
 #include "host/sync/decode.h"
 
@@ -47,23 +48,23 @@ static void store(struct sync_sample *s, uint64_t field, const uint8_t *p)
 	switch (field) {
 	case PERF_SAMPLE_IDENTIFIER:
 	case PERF_SAMPLE_ID:
-		s->id = rec_get64(p);
+		s->id = ne64_get(p);
 		s->has_id = true;
 		break;
 	case PERF_SAMPLE_IP:
-		s->ip = rec_get64(p);
+		s->ip = ne64_get(p);
 		break;
 	case PERF_SAMPLE_TID:
-		s->pid = rec_get32(p);
-		s->tid = rec_get32(p + 4);
+		s->pid = ne32_get(p);
+		s->tid = ne32_get(p + 4);
 		break;
 	case PERF_SAMPLE_TIME:
-		s->time = rec_get64(p);
+		s->time = ne64_get(p);
 		s->has_time = true;
 		break;
 	case PERF_SAMPLE_CPU:
-		s->cpu = rec_get32(p);
-		s->cpu_res = rec_get32(p + 4);
+		s->cpu = ne32_get(p);
+		s->cpu_res = ne32_get(p + 4);
 		s->has_cpu = true;
 		break;
 	default:
@@ -85,7 +86,7 @@ static size_t read_format_size(uint64_t rf, const uint8_t *p, size_t avail, bool
 	}
 	if (avail < 8)
 		return 0;
-	nr = rec_get64(p);
+	nr = ne64_get(p);
 	if (nr > (avail - 8 - (hdr <= avail - 8 ? hdr : avail - 8)) / per || hdr > avail - 8)
 		return 0;
 	*ok = true;
@@ -120,7 +121,7 @@ int sync_format__parse_sample(const struct sync_format *f, const uint8_t *d, siz
 
 		if (len - off < 8)
 			return -EBADMSG;
-		nr = rec_get64(d + off);
+		nr = ne64_get(d + off);
 		off += 8;
 		if (nr > (len - off) / 8)
 			return -EBADMSG;
@@ -166,15 +167,8 @@ int sync_ids__add(struct sync_ids *t, uint64_t id, uint32_t idx)
 		t->v[i].idx = idx;
 		return 0;
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct sync_id *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (dp_ensure(t->v, t->cap, t->n + 1) < 0)
+		return -ENOMEM;
 	memmove(t->v + i + 1, t->v + i, (t->n - i) * sizeof(*t->v));
 	t->v[i].id = id;
 	t->v[i].idx = idx;

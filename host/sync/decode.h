@@ -12,30 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Perf records are in the recording host's byte order, and not aligned in a copy. */
-static inline uint64_t rec_get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint32_t rec_get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline uint16_t rec_get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
+/* Perf records are in the recording host's byte order: ne*_get(). */
+#include "domprof/le.h"
 
 struct sync_format {
 	uint64_t sample_type;

@@ -39,7 +39,7 @@ static int guest_sample(struct sync *s, const struct sync_rec *r, const struct s
 			struct dp_words *out)
 {
 	struct guestsync *gs = guest_of(s);
-	uint16_t cpumode = rec_get16(r->data + 4) & PERF_RECORD_MISC_CPUMODE_MASK;
+	uint16_t cpumode = ne16_get(r->data + 4) & PERF_RECORD_MISC_CPUMODE_MASK;
 	struct hs_proc *proc = NULL;
 	struct sync_place p = {.dom = gs->domain};
 	int idx;

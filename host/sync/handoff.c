@@ -49,7 +49,7 @@ int sync_timeline__switch(struct sync_timeline *tl, struct sync *s, const struct
 {
 	struct hs_vcpu *v = vcpus_get(tl);
 	struct sync_sample d;
-	uint16_t misc = rec_get16(r->data + 4);
+	uint16_t misc = ne16_get(r->data + 4);
 
 	if (!s->fmt.sample_id_all || sync_format__body_len(&s->fmt, r->len) < 16)
 		return -EBADMSG;
@@ -57,8 +57,8 @@ int sync_timeline__switch(struct sync_timeline *tl, struct sync *s, const struct
 		return 0;
 	v += r->cpu;
 	if (misc & PERF_RECORD_MISC_SWITCH_OUT) {
-		v->tgid = rec_get32(r->data + 8);
-		v->tid = rec_get32(r->data + 12);
+		v->tgid = ne32_get(r->data + 8);
+		v->tid = ne32_get(r->data + 12);
 	} else {
 		sync_format__parse_trailer(&s->fmt, r->data, r->len, &d);
 		v->tgid = d.pid;

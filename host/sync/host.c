@@ -166,7 +166,7 @@ static int host_sample(struct sync *s, const struct sync_rec *r, const struct sy
 		       struct dp_words *out)
 {
 	struct hostsync *hs = host_of(s);
-	uint16_t cpumode = rec_get16(r->data + 4) & PERF_RECORD_MISC_CPUMODE_MASK;
+	uint16_t cpumode = ne16_get(r->data + 4) & PERF_RECORD_MISC_CPUMODE_MASK;
 	const struct hs_ent *dom = NULL;
 	struct hs_proc *proc = NULL;
 	struct sync_place p = {0};

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domprof/mem.h"
 #include "host/sync/order.h"
 
 struct sync_rec *sync_rec__new(const void *data, size_t len)
@@ -50,15 +51,8 @@ int sync_queue__push(struct sync_queue *q, struct sync_rec *r)
 {
 	size_t i;
 
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 4096;
-		struct sync_rec **h = realloc(q->heap, cap * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		q->heap = h;
-		q->cap = cap;
-	}
+	if (dp_ensure(q->heap, q->cap, q->n + 1) < 0)
+		return -ENOMEM;
 	r->seq = q->seq++;
 	i = q->n++;
 	while (i > 0) {

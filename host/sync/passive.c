@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domprof/errbuf.h"
+#include "domprof/mem.h"
 #include "domprof/passive.h"
 #include "domprof/records.h"
 #include "host/sync/passive.h"
@@ -29,6 +31,7 @@ void sync_passive__fini(struct sync_passive *p)
 	free(p->v);
 	p->v = NULL;
 	p->n = 0;
+	p->cap = 0;
 }
 
 struct hs_passive *sync_passive__find(const struct sync_passive *p, uint32_t domain)
@@ -42,7 +45,7 @@ struct hs_passive *sync_passive__find(const struct sync_passive *p, uint32_t dom
 int sync_passive__set(struct sync_passive *p, uint32_t domain, struct passive_domain *pd,
 		      size_t max)
 {
-	struct hs_passive *e = sync_passive__find(p, domain), *v;
+	struct hs_passive *e = sync_passive__find(p, domain);
 
 	if (!pd) {
 		if (e)
@@ -52,10 +55,8 @@ int sync_passive__set(struct sync_passive *p, uint32_t domain, struct passive_do
 	if (!e) {
 		if (p->n >= max)
 			return -ENOSPC;
-		v = realloc(p->v, (p->n + 1) * sizeof(*v));
-		if (!v)
+		if (dp_ensure(p->v, p->cap, p->n + 1) < 0)
 			return -ENOMEM;
-		p->v = v;
 		e = &p->v[p->n++];
 	}
 	memset(e, 0, sizeof(*e));
@@ -172,13 +173,13 @@ int sync_passive__try(struct sync *s, struct hs_passive *e, bool final, struct d
 	int ret;
 
 	if (e->refused) {
-		snprintf(errbuf, errlen, "%s", e->msg);
+		dp_errbuf__set(errbuf, errlen, "%s", e->msg);
 		return e->refused;
 	}
 	ret = passive_domain__decide(e->pd, final, errbuf, errlen);
 	if (ret == -ENOEXEC) {
 		e->refused = ret;
-		snprintf(e->msg, sizeof(e->msg), "%s", errbuf);
+		dp_errbuf__set(e->msg, sizeof(e->msg), "%s", errbuf);
 		if (e->nheld) {
 			int r = release(s, e, out);
 
@@ -211,15 +212,8 @@ static int hold(struct hs_passive *e, const struct sync_rec *r, const struct syn
 	if (passive_domain__state(e->pd) != PASSIVE_PENDING || e->refused ||
 	    !(mode == DP_MODE_GUEST_KERNEL || d->ip >> 63) || e->nheld >= HS_PASSIVE_HOLD_MAX)
 		return 0;
-	if (e->nheld == e->capheld) {
-		size_t cap = e->capheld ? e->capheld * 2 : 1024;
-		struct hs_held *h = realloc(e->held, cap * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		e->held = h;
-		e->capheld = cap;
-	}
+	if (dp_ensure(e->held, e->capheld, e->nheld + 1) < 0)
+		return -ENOMEM;
 	e->held[e->nheld++] = (struct hs_held){
 		.time = r->time,
 		.ip = d->ip,

@@ -37,7 +37,7 @@ struct hs_passive {
 
 struct sync_passive {
 	struct hs_passive *v;
-	size_t n;
+	size_t n, cap;
 };
 
 void sync_passive__fini(struct sync_passive *p);

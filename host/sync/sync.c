@@ -88,8 +88,8 @@ int sync__queue(struct sync *s, int cpu, const void *rec, size_t len)
 
 	if (!rec || len < sizeof(struct perf_event_header))
 		goto bad;
-	type = rec_get32(d);
-	size = rec_get16(d + 6);
+	type = ne32_get(d);
+	size = ne16_get(d + 6);
 	if (size < sizeof(struct perf_event_header) || size > len)
 		goto bad;
 	len = size;
@@ -226,7 +226,7 @@ static int do_loss(struct sync *s, const struct sync_rec *r, uint32_t type, stru
 	}
 	if (blen < (type == PERF_RECORD_LOST ? 16u : 8u) + 8)
 		return -EBADMSG;
-	n = rec_get64(r->data + (type == PERF_RECORD_LOST ? 16 : 8));
+	n = ne64_get(r->data + (type == PERF_RECORD_LOST ? 16 : 8));
 	s->st.lost += n;
 	if (s->ops->lost)
 		s->ops->lost(s, r->cpu);
@@ -241,7 +241,7 @@ static int process(struct sync *s, const struct sync_rec *r, struct dp_words *ou
 
 	if (r->handoff)
 		return s->ops->handoff(s, r, out);
-	type = rec_get32(d);
+	type = ne32_get(d);
 	blen = sync_format__body_len(&s->fmt, r->len);
 	switch (type) {
 	case PERF_RECORD_SAMPLE:

@@ -67,7 +67,7 @@ int sync_tasks__mmap(struct sync_tasks *t, const uint8_t *d, size_t blen, bool t
 		     struct dp_words *out)
 {
 	size_t fixed = two ? 72 : 40;
-	uint16_t misc = rec_get16(d + 4);
+	uint16_t misc = ne16_get(d + 4);
 	uint64_t start, mlen, pgoff, dev = 0, ino = 0;
 	const uint8_t *bid = NULL;
 	size_t bid_len = 0, nlen;
@@ -78,14 +78,14 @@ int sync_tasks__mmap(struct sync_tasks *t, const uint8_t *d, size_t blen, bool t
 
 	if (blen < fixed)
 		return -EBADMSG;
-	pid = rec_get32(d + 8);
-	start = rec_get64(d + 16);
-	mlen = rec_get64(d + 24);
-	pgoff = rec_get64(d + 32);
+	pid = ne32_get(d + 8);
+	start = ne64_get(d + 16);
+	mlen = ne64_get(d + 24);
+	pgoff = ne64_get(d + 32);
 	if (!mlen || start + mlen < start)
 		return -EBADMSG;
 	if (two) {
-		uint32_t prot = rec_get32(d + 64);
+		uint32_t prot = ne32_get(d + 64);
 
 		if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 			bid_len = d[40];
@@ -93,8 +93,8 @@ int sync_tasks__mmap(struct sync_tasks *t, const uint8_t *d, size_t blen, bool t
 				return -EBADMSG;
 			bid = d + 44;
 		} else {
-			dev = (uint64_t)rec_get32(d + 40) << 32 | rec_get32(d + 44);
-			ino = rec_get64(d + 48);
+			dev = (uint64_t)ne32_get(d + 40) << 32 | ne32_get(d + 44);
+			ino = ne64_get(d + 48);
 		}
 		if (!(prot & PROT_EXEC))
 			return 0;
@@ -134,14 +134,14 @@ int sync_tasks__comm(struct sync_tasks *t, const uint8_t *d, size_t blen, struct
 
 	if (blen < 17)
 		return -EBADMSG;
-	pid = rec_get32(d + 8);
-	tid = rec_get32(d + 12);
+	pid = ne32_get(d + 8);
+	tid = ne32_get(d + 12);
 	comm = (const char *)d + 16;
 	clen = strnlen(comm, blen - 16);
 	if (clen >= HS_COMM_LEN)
 		clen = HS_COMM_LEN - 1;
 	proc = procs__find(&t->procs, pid);
-	if (rec_get16(d + 4) & PERF_RECORD_MISC_COMM_EXEC) {
+	if (ne16_get(d + 4) & PERF_RECORD_MISC_COMM_EXEC) {
 		/* A new address space: the old maps and main binary are gone. */
 		proc = proc ? proc : procs__get(&t->procs, pid);
 		if (!proc)
@@ -168,9 +168,9 @@ int sync_tasks__fork_exit(struct sync_tasks *t, const uint8_t *d, size_t blen, b
 
 	if (blen < 8 + 24)
 		return -EBADMSG;
-	pid = rec_get32(d + 8);
-	ppid = rec_get32(d + 12);
-	tid = rec_get32(d + 16);
+	pid = ne32_get(d + 8);
+	ppid = ne32_get(d + 12);
+	tid = ne32_get(d + 16);
 	if (!fork) {
 		if (pid == tid)
 			procs__drop(&t->procs, pid);

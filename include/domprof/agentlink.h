@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "domprof/agentproto.h"
+#include "domprof/words.h"
 
 /* Host-side limits (doc/agent-protocol.md, "Limits"): the defaults for 0 in agentlink_opts. */
 #define AGENTLINK_MAX_PROCESSES	  65536ull
@@ -164,13 +165,16 @@ struct agentlink_file {
 	bool last;
 };
 
-enum agentlink_gap_reason {
-	AGENTLINK_GAP_RECONNECT = 1, /* our connection dropped (or was reset) */
-	AGENTLINK_GAP_SILENT,	     /* no frame and no PONG for silence_ns */
-	AGENTLINK_GAP_RESTART,	     /* a new incarnation, same boot id */
-	AGENTLINK_GAP_REBOOT,	     /* a new incarnation, another boot id */
-	AGENTLINK_GAP_LOST,	     /* frames missing from the sequence, nothing else */
-};
+/*
+ * A gap's reason is the AGENT_GAP record's (enum dp_agent_gap, domprof/words.h;
+ * silent means no frame and no PONG for silence_ns); these are the names the
+ * link's callers and tests knew them by.
+ */
+#define AGENTLINK_GAP_RECONNECT DP_GAP_RECONNECT
+#define AGENTLINK_GAP_SILENT	DP_GAP_SILENT
+#define AGENTLINK_GAP_RESTART	DP_GAP_RESTART
+#define AGENTLINK_GAP_REBOOT	DP_GAP_REBOOT
+#define AGENTLINK_GAP_LOST	DP_GAP_LOST
 
 /*
  * A time without data from the agent (host CLOCK_MONOTONIC). Every gap is
@@ -188,7 +192,7 @@ enum agentlink_gap_reason {
 struct agentlink_gap {
 	uint64_t start_ns, end_ns;
 	uint64_t frames_lost;
-	enum agentlink_gap_reason reason;
+	enum dp_agent_gap reason;
 	bool ongoing;
 };
 
@@ -279,7 +283,6 @@ int agentlink__resync(struct agentlink *l);
  */
 int agentlink__clock(const struct agentlink *l, int64_t *offset_ns, uint64_t *err_ns);
 void agentlink__stats(const struct agentlink *l, struct agentlink_stats *st);
-const char *agentlink_gap_reason__name(enum agentlink_gap_reason r);
 /* Closes the connection and frees; NULL is fine. An ongoing gap is not reported. */
 void agentlink__free(struct agentlink *l);
 

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "domprof/words.h"
+
 /* --separate */
 #define DP_SEP_LIB    (1u << 0)
 #define DP_SEP_KERNEL (1u << 1)
@@ -21,14 +23,16 @@
 /* Parse "lib,kernel,thread,cpu" (also "none", "all"); -EINVAL naming nothing printed. */
 int daemon__parse_separate(const char *s, unsigned *out);
 
-/* AGENT_GAP reasons (doc/event-buffer.md); meta/agent names them reconnect ... lost. */
-enum daemon_gap_reason {
-	DAEMON_GAP_RECONNECT = 1, /* the connection to the agent dropped */
-	DAEMON_GAP_SILENT = 2,	  /* the agent said nothing for a while */
-	DAEMON_GAP_RESTART = 3,	  /* a new incarnation of the agent, same boot */
-	DAEMON_GAP_REBOOT = 4,	  /* the guest rebooted */
-	DAEMON_GAP_LOST = 5,	  /* frames missing from the sequence, nothing else */
-};
+/*
+ * AGENT_GAP reasons are enum dp_agent_gap (domprof/words.h), named by
+ * dp_agent_gap__name() in meta/agent; these are the names the daemon's
+ * callers and tests knew them by.
+ */
+#define DAEMON_GAP_RECONNECT DP_GAP_RECONNECT
+#define DAEMON_GAP_SILENT    DP_GAP_SILENT
+#define DAEMON_GAP_RESTART   DP_GAP_RESTART
+#define DAEMON_GAP_REBOOT    DP_GAP_REBOOT
+#define DAEMON_GAP_LOST	     DP_GAP_LOST
 
 struct daemon_stats {
 	uint64_t samples;	  /* samples written to sample files */

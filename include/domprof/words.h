@@ -132,6 +132,15 @@ enum dp_domain_life {
 	DP_LIFE_VANISHED = 4, /* its process went away without a lifecycle event */
 };
 
+/* DP_CODE_AGENT_GAP reason: why the agent of a domain said nothing for a while */
+enum dp_agent_gap {
+	DP_GAP_RECONNECT = 1, /* the host's connection to the agent dropped (or was reset) */
+	DP_GAP_SILENT = 2,    /* no frame and no PONG for the silence timeout */
+	DP_GAP_RESTART = 3,   /* a new incarnation of the agent, same boot id */
+	DP_GAP_REBOOT = 4,    /* a new incarnation, another boot id: the guest rebooted */
+	DP_GAP_LOST = 5,      /* frames missing from the sequence, nothing else */
+};
+
 /* A growable word buffer that producers append to. */
 struct dp_words {
 	uint64_t *w;
@@ -197,6 +206,7 @@ const char *dp_domain_source__name(enum dp_domain_source source);
 const char *dp_domain_accel__name(enum dp_domain_accel accel);
 const char *dp_thread_role__name(enum dp_thread_role role);
 const char *dp_domain_life__name(enum dp_domain_life what);
+const char *dp_agent_gap__name(enum dp_agent_gap reason);
 /* The kind dp_image_kind__name() names s, or 0 when none is. */
 enum dp_image_kind dp_image_kind__parse(const char *s);
 
