@@ -165,16 +165,8 @@ struct agentlink_file {
 	bool last;
 };
 
-/*
- * A gap's reason is the AGENT_GAP record's (enum dp_agent_gap, domprof/words.h;
- * silent means no frame and no PONG for silence_ns); these are the names the
- * link's callers and tests knew them by.
- */
-#define AGENTLINK_GAP_RECONNECT DP_GAP_RECONNECT
-#define AGENTLINK_GAP_SILENT	DP_GAP_SILENT
-#define AGENTLINK_GAP_RESTART	DP_GAP_RESTART
-#define AGENTLINK_GAP_REBOOT	DP_GAP_REBOOT
-#define AGENTLINK_GAP_LOST	DP_GAP_LOST
+/* A gap's reason is an enum dp_agent_gap (domprof/words.h); silent means no frame and no PONG for
+ * silence_ns. */
 
 /*
  * A time without data from the agent (host CLOCK_MONOTONIC). Every gap is

@@ -23,17 +23,6 @@
 /* Parse "lib,kernel,thread,cpu" (also "none", "all"); -EINVAL naming nothing printed. */
 int daemon__parse_separate(const char *s, unsigned *out);
 
-/*
- * AGENT_GAP reasons are enum dp_agent_gap (domprof/words.h), named by
- * dp_agent_gap__name() in meta/agent; these are the names the daemon's
- * callers and tests knew them by.
- */
-#define DAEMON_GAP_RECONNECT DP_GAP_RECONNECT
-#define DAEMON_GAP_SILENT    DP_GAP_SILENT
-#define DAEMON_GAP_RESTART   DP_GAP_RESTART
-#define DAEMON_GAP_REBOOT    DP_GAP_REBOOT
-#define DAEMON_GAP_LOST	     DP_GAP_LOST
-
 struct daemon_stats {
 	uint64_t samples;	  /* samples written to sample files */
 	uint64_t samples_no_ctx;  /* samples before any image/event context: skipped */

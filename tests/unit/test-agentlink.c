@@ -488,7 +488,7 @@ static void test_socket_session(void **state)
 	assert_int_equal(st.violations, 1);
 	assert_int_equal(st.resets, 1);
 	assert_int_equal(s.gaps_begun, 1);
-	assert_int_equal(s.gap.reason, AGENTLINK_GAP_RECONNECT);
+	assert_int_equal(s.gap.reason, DP_GAP_RECONNECT);
 	run(l, &f, &s, 1100, 42);
 	fake_accept(&f);
 	agentlink__stats(l, &st);
@@ -567,7 +567,7 @@ static void test_duplicates_and_seq_gap(void **state)
 	assert_int_equal(st.frames_lost, 2);
 	assert_int_equal(st.gaps, 1);
 	assert_int_equal(s.gaps_ended, 1);
-	assert_int_equal(s.gap.reason, AGENTLINK_GAP_LOST);
+	assert_int_equal(s.gap.reason, DP_GAP_LOST);
 	assert_int_equal(s.gap.frames_lost, 2);
 	assert_int_equal(s.gap.start_ns, SEC);
 	assert_int_equal(s.gap.end_ns, 2 * SEC);
@@ -757,7 +757,7 @@ static void test_silence_and_incarnations(void **state)
 	agentlink__poll(l, 16 * SEC, &cbs, &s);
 	assert_int_equal(s.gaps_begun, 1);
 	assert_true(s.gap.ongoing);
-	assert_int_equal(s.gap.reason, AGENTLINK_GAP_SILENT);
+	assert_int_equal(s.gap.reason, DP_GAP_SILENT);
 	assert_int_equal(s.gap.start_ns, 11 * SEC);
 	/* It talks again, with two frames it could not keep. */
 	feed(l, 20 * SEC, &s, AP_PERF, true, 5, 100, n);
@@ -765,7 +765,7 @@ static void test_silence_and_incarnations(void **state)
 	assert_false(s.gap.ongoing);
 	assert_int_equal(s.gap.end_ns, 20 * SEC);
 	assert_int_equal(s.gap.frames_lost, 2);
-	assert_int_equal(s.gap.reason, AGENTLINK_GAP_SILENT);
+	assert_int_equal(s.gap.reason, DP_GAP_SILENT);
 
 	/* The agent restarts: a new incarnation, same boot. */
 	feed_hello(l, 21 * SEC, &s, 200, 1);
@@ -774,7 +774,7 @@ static void test_silence_and_incarnations(void **state)
 	assert_false(s.hello.new_boot);
 	assert_false(s.hello.first);
 	assert_int_equal(s.gaps_ended, 2);
-	assert_int_equal(s.gap.reason, AGENTLINK_GAP_RESTART);
+	assert_int_equal(s.gap.reason, DP_GAP_RESTART);
 	assert_int_equal(s.gap.start_ns, 20 * SEC);
 	assert_int_equal(s.gap.end_ns, 21 * SEC);
 	/* The guest reboots, silent for a while first. */
@@ -783,7 +783,7 @@ static void test_silence_and_incarnations(void **state)
 	feed_hello(l, 40 * SEC, &s, 300, 2);
 	assert_true(s.hello.new_boot);
 	assert_int_equal(s.gaps_ended, 3);
-	assert_int_equal(s.gap.reason, AGENTLINK_GAP_REBOOT);
+	assert_int_equal(s.gap.reason, DP_GAP_REBOOT);
 	assert_int_equal(s.gap.start_ns, 21 * SEC);
 	assert_int_equal(s.gap.end_ns, 40 * SEC);
 	/* Replays of the old incarnations are duplicates, not new ones. */

@@ -1431,13 +1431,13 @@ static void test_agent_meta(void **state)
 	twords__rec(&f->b, DP_CODE_TIME, (uint64_t[]){6000}, 1);
 	/* the same incarnation again (a reconnect): listed, not a new incarnation */
 	w_hello(&f->b, 1, 0x1234abcd, 1, kbid, 20, S("6.12.0-test"));
-	w_gap(&f->b, 1, 6000, 9000, 5, DAEMON_GAP_RECONNECT);
+	w_gap(&f->b, 1, 6000, 9000, 5, DP_GAP_RECONNECT);
 	twords__rec(&f->b, DP_CODE_TIME, (uint64_t[]){3500000000}, 1);
 	w_hello(&f->b, 4, 0xfeed, 2, NULL, 0, S("rel\tx\n%"));
-	w_gap(&f->b, 4, 3200000000, 3200000000, 3, DAEMON_GAP_LOST);
-	w_gap(&f->b, 1, 0, 0, 0, DAEMON_GAP_SILENT);
-	w_gap(&f->b, 1, 1, 2, 0, DAEMON_GAP_RESTART);
-	w_gap(&f->b, 1, 3, 4, UINT64_MAX, DAEMON_GAP_REBOOT);
+	w_gap(&f->b, 4, 3200000000, 3200000000, 3, DP_GAP_LOST);
+	w_gap(&f->b, 1, 0, 0, 0, DP_GAP_SILENT);
+	w_gap(&f->b, 1, 1, 2, 0, DP_GAP_RESTART);
+	w_gap(&f->b, 1, 3, 4, UINT64_MAX, DP_GAP_REBOOT);
 	/* the guest's losses count for the current domain and in the global total */
 	w_domswitch(&f->b, 1);
 	w_dropped(&f->b, DP_DROP_AGENT_FRAMES, 12);
@@ -1460,11 +1460,11 @@ static void test_agent_meta(void **state)
 		bad++;
 	twords__str(&f->b, DP_CODE_AGENT_HELLO, (uint64_t[]){1, 9, 1, 2, 0, 0, 0}, 7, S("x")),
 		bad++;
-	w_gap(&f->b, 1, 10, 9, 1, DAEMON_GAP_SILENT), bad++;
+	w_gap(&f->b, 1, 10, 9, 1, DP_GAP_SILENT), bad++;
 	w_gap(&f->b, 1, 1, 2, 1, 0), bad++;
-	w_gap(&f->b, 1, 1, 2, 1, DAEMON_GAP_LOST + 1), bad++;
-	w_gap(&f->b, 9, 1, 2, 1, DAEMON_GAP_SILENT), bad++;
-	w_gap(&f->b, DP_DOMAIN_HOST, 1, 2, 1, DAEMON_GAP_SILENT), bad++;
+	w_gap(&f->b, 1, 1, 2, 1, DP_GAP_LOST + 1), bad++;
+	w_gap(&f->b, 9, 1, 2, 1, DP_GAP_SILENT), bad++;
+	w_gap(&f->b, DP_DOMAIN_HOST, 1, 2, 1, DP_GAP_SILENT), bad++;
 	twords__rec(&f->b, DP_CODE_AGENT_GAP, (uint64_t[]){1, 1, 2, 1}, 4), bad++;
 	twords__rec(&f->b, DP_CODE_AGENT_GAP, (uint64_t[]){1, 1, 2, 1, 1, 0}, 6), bad++;
 	w_dropped(&f->b, DP_DROP_MAX, 1), bad++;
@@ -1475,7 +1475,7 @@ static void test_agent_meta(void **state)
 	for (unsigned i = 0; i < 1024 + 2; i++)
 		w_hello(&f->b, 3, 100 + i, 3, kbid, 2, S("noisy-kernel"));
 	for (unsigned i = 0; i < 4096 + 3; i++)
-		w_gap(&f->b, 3, i, i + 1, 1, DAEMON_GAP_SILENT);
+		w_gap(&f->b, 3, i, i + 1, 1, DP_GAP_SILENT);
 
 	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
 	assert_int_equal(daemon__process(d, f->b.w, f->b.n, &used), 0);
@@ -1525,7 +1525,7 @@ static void test_agent_meta(void **state)
 	/* A sync rewrites meta/agent only when it changed. */
 	ino = inode_of(f->dirfd, "domains/web/meta/agent");
 	dp_words__reset(&f->b);
-	w_gap(&f->b, 2, 1, 2, 0, DAEMON_GAP_SILENT);
+	w_gap(&f->b, 2, 1, 2, 0, DP_GAP_SILENT);
 	assert_int_equal(daemon__process(d, f->b.w, f->b.n, &used), 0);
 	assert_int_equal(daemon__sync(d), 0);
 	assert_int_equal(inode_of(f->dirfd, "domains/web/meta/agent"), ino);
