@@ -89,6 +89,30 @@ int dp_words__record_str(struct dp_words *b, enum dp_code code, const uint64_t *
 	return 0;
 }
 
+int dp_words__record_words(struct dp_words *b, enum dp_code code, const uint64_t *args,
+			   unsigned nargs, const uint64_t *w, size_t n)
+{
+	size_t total = nargs + 1 + n;
+	uint64_t *p;
+	int r;
+
+	if (code <= 0 || code >= 0xffff || n > DP_MAX_ARGS || total > DP_MAX_ARGS || (n && !w))
+		return -EINVAL;
+	r = dp_words__reserve(b, 2 + total);
+	if (r < 0)
+		return r;
+	p = b->w + b->n;
+	*p++ = DP_ESCAPE;
+	*p++ = (uint64_t)code | (uint64_t)total << 16;
+	for (unsigned i = 0; i < nargs; i++)
+		*p++ = args[i];
+	*p++ = n;
+	for (size_t i = 0; i < n; i++)
+		*p++ = w[i];
+	b->n += 2 + total;
+	return 0;
+}
+
 int dp_words__next(const uint64_t *w, size_t n, size_t *pos, struct dp_item *it)
 {
 	size_t i = *pos;

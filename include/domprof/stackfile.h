@@ -34,18 +34,18 @@
 
 #include "domprof/words.h"
 
-#define DP_STACKFILE_NAME	 "stacks"
-#define DP_STACKFILE_VERSION	 1
-#define DP_STACKFILE_MAX_FRAMES	 256
-#define DP_STACKFILE_MAX_STR	 4096
-#define DP_STACKFILE_MAX_IMAGES	 (1u << 20)
-#define DP_STACKFILE_MAX_STACKS	 (1u << 22)
+#define DP_STACKFILE_NAME	      "stacks"
+#define DP_STACKFILE_VERSION	      1
+#define DP_STACKFILE_MAX_FRAMES	      256
+#define DP_STACKFILE_MAX_STR	      4096
+#define DP_STACKFILE_MAX_IMAGES	      (1u << 20)
+#define DP_STACKFILE_MAX_STACKS	      (1u << 22)
 #define DP_STACKFILE_MAX_FRAMES_TOTAL (1ull << 27)
-#define DP_STACKFILE_MAX_COUNTS	 (1ull << 26)
+#define DP_STACKFILE_MAX_COUNTS	      (1ull << 26)
 
 /* Stack flags: what a user should know about how the stack was had. */
 enum {
-	DP_STACK_TRUNCATED = 1u << 0, /* cut at the maximum depth or at a loop */
+	DP_STACK_TRUNCATED = 1u << 0,	  /* cut at the maximum depth or at a loop */
 	DP_STACK_UNWIND_FAILED = 1u << 1, /* a dwarf unwind stopped early: the frames found */
 	DP_STACK_LEAF_ONLY = 1u << 2,	  /* no callchain could be had (a TCG plugin sample) */
 };
@@ -88,7 +88,8 @@ struct dp_stackfile {
 
 /* Encode sf into a malloc'd buffer. -EINVAL for a value past the bounds above, -ENOMEM. */
 int dp_stackfile__encode(const struct dp_stackfile *sf, uint8_t **buf, size_t *len);
-/* Decode len bytes; *out is freed with dp_stackfile__free(). -EBADMSG, -EPROTONOSUPPORT, -ENOMEM. */
+/* Decode len bytes; *out is freed with dp_stackfile__free(). -EBADMSG, -EPROTONOSUPPORT, -ENOMEM.
+ */
 int dp_stackfile__decode(const uint8_t *buf, size_t len, struct dp_stackfile **out);
 /* Replace relpath beneath dirfd (a session directory fd), atomically as meta__write_file(). */
 int dp_stackfile__write(int dirfd, const char *relpath, const struct dp_stackfile *sf);

@@ -161,6 +161,9 @@ int dp_words__record(struct dp_words *b, enum dp_code code, const uint64_t *args
 /* Append a record whose last argument is a string: [len][bytes, zero-padded to words]. */
 int dp_words__record_str(struct dp_words *b, enum dp_code code, const uint64_t *args,
 			 unsigned nargs, const char *s, size_t len);
+/* Append a record whose last argument is n words: [n][words...]. */
+int dp_words__record_words(struct dp_words *b, enum dp_code code, const uint64_t *args,
+			   unsigned nargs, const uint64_t *w, size_t n);
 
 /* One decoded item of the stream. args point into the buffer being decoded. */
 struct dp_item {

@@ -133,12 +133,13 @@ static void test_build_id_pack(void **state)
  * Typed records: every code through its emitter, the words it wrote, its
  * decoder, and the lengths its decoder refuses. Word k of a record of code c
  * is W(c, k), a build-id's words included; a string is the first len bytes
- * of text.
+ * of text, trailing words the first len of tail.
  */
 #define W(c, k)	  ((uint64_t)(c) << 32 | (k))
 #define BID(c, k) ((const uint64_t[]){W(c, k), W(c, k + 1), W(c, k + 2)})
 
 static char text[DP_MAX_STR];
+static uint64_t tail[DP_MAX_ARGS];
 
 #define EMIT(name, ...)                                                                            \
 	static int emit_##name(struct dp_words *b, size_t len)                                     \
@@ -169,8 +170,10 @@ EMIT(file_chunk, W(21, 0), BID(21, 1), W(21, 4), W(21, 5), text, len)
 EMIT(agent_hello, W(22, 0), W(22, 1), W(22, 2), W(22, 3), W(22, 4), BID(22, 5), text, len)
 EMIT(agent_gap, W(23, 0), W(23, 1), W(23, 2), W(23, 3), W(23, 4))
 EMIT(agent_assist, W(24, 0), W(24, 1), W(24, 2), W(24, 3))
+EMIT(stack_def, W(25, 0), W(25, 1), tail, len)
+EMIT(stack, W(26, 0))
 
-/* One per code: its fixed words, and its string's length when it has one. */
+/* One per code: its fixed words, and its string's length or its trailing words' count. */
 static const struct {
 	int line;
 	uint32_t code;
@@ -202,6 +205,8 @@ static const struct {
 	{__LINE__, DP_CODE_AGENT_HELLO, 8, 7, emit_agent_hello},
 	{__LINE__, DP_CODE_AGENT_GAP, 5, 0, emit_agent_gap},
 	{__LINE__, DP_CODE_AGENT_ASSIST, 4, 0, emit_agent_assist},
+	{__LINE__, DP_CODE_STACK_DEF, 2, 3 * 5, emit_stack_def},
+	{__LINE__, DP_CODE_STACK, 1, 0, emit_stack},
 };
 
 /* The typed decoder of code, through the table; its struct's size in *size. */
@@ -235,11 +240,14 @@ static void test_records_round_trip(void **state)
 {
 	for (size_t i = 0; i < sizeof(text); i++)
 		text[i] = (char)(i * 13 + 5);
+	for (size_t i = 0; i < DP_MAX_ARGS; i++)
+		tail[i] = W(0xffff, i);
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		const struct dp_record_layout *l = dp_record__layout(recs[i].code);
 		uint32_t code = recs[i].code, nargs;
 		char str[DP_MAX_STR + 1];
 		struct dp_rec_str rs;
+		struct dp_rec_words rw;
 		struct dp_words b;
 		struct dp_item it;
 		uint64_t r[64];
@@ -248,7 +256,9 @@ static void test_records_round_trip(void **state)
 
 		if (!l || l->nfixed != recs[i].nfixed || strcmp(l->name, dp_code__name(code)))
 			fail_msg("line %d: layout of code %u", recs[i].line, code);
-		nargs = l->nfixed + (l->str ? 1 + (uint32_t)(recs[i].len + 7) / 8 : 0);
+		nargs = l->nfixed + (l->str	? 1 + (uint32_t)(recs[i].len + 7) / 8
+				     : l->words ? 1 + (uint32_t)recs[i].len
+						: 0);
 		dp_words__init(&b);
 		if (recs[i].emit(&b, recs[i].len) || b.n != 2 + nargs || b.w[0] != DP_ESCAPE ||
 		    b.w[1] != (code | (uint64_t)nargs << 16))
@@ -264,8 +274,10 @@ static void test_records_round_trip(void **state)
 		    decode_as(code % (DP_CODE_MAX - 1) + 1, &it, r, &size) != -EBADMSG)
 			fail_msg("line %d: decoding", recs[i].line);
 		assert_int_equal(decode_as(code, &it, r, &size), 0);
-		/* The struct is the fixed words in order, then the string. */
-		assert_int_equal(size, 8 * l->nfixed + (l->str ? sizeof(rs) : 0));
+		/* The struct is the fixed words in order, then the string or the words. */
+		assert_int_equal(size, 8 * l->nfixed + (l->str	   ? sizeof(rs)
+							: l->words ? sizeof(rw)
+								   : 0));
 		for (unsigned k = 0; k < l->nfixed; k++)
 			if (r[k] != W(code, k))
 				fail_msg("line %d: field %u decoded as %#" PRIx64, recs[i].line, k,
@@ -276,7 +288,12 @@ static void test_records_round_trip(void **state)
 			if (rs.len != recs[i].len || memcmp(str, text, rs.len) || str[rs.len])
 				fail_msg("line %d: string", recs[i].line);
 		}
-		/* A word short or over; a string's length that lies. */
+		if (l->words) {
+			memcpy(&rw, &r[l->nfixed], sizeof(rw));
+			if (rw.n != recs[i].len || memcmp(rw.w, tail, rw.n * 8))
+				fail_msg("line %d: words", recs[i].line);
+		}
+		/* A word short or over; a string's or the words' length that lies. */
 		if (check_len(&it, nargs - 1) || check_len(&it, nargs + 1))
 			fail_msg("line %d: wrong length accepted", recs[i].line);
 		if (l->str) {
@@ -287,6 +304,15 @@ static void test_records_round_trip(void **state)
 			*len = DP_MAX_STR + 1;
 			if (check_len(&it, nargs + 1))
 				fail_msg("line %d: string over DP_MAX_STR accepted", recs[i].line);
+		}
+		if (l->words) {
+			len = &b.w[2 + l->nfixed];
+			*len = recs[i].len + 1;
+			if (check_len(&it, nargs))
+				fail_msg("line %d: words count +1 accepted", recs[i].line);
+			*len = recs[i].len - 1;
+			if (check_len(&it, nargs))
+				fail_msg("line %d: words count -1 accepted", recs[i].line);
 		}
 		dp_words__fini(&b);
 	}
