@@ -12,6 +12,8 @@ host_libdphost_a_SOURCES = \
 	host/sync/tasks.c \
 	host/sync/context.h \
 	host/sync/context.c \
+	host/sync/stacks.h \
+	host/sync/stacks.c \
 	host/sync/passive.h \
 	host/sync/passive.c \
 	host/sync/handoff.h \

@@ -96,6 +96,11 @@ int sync_ctx__sample(struct sync_ctx *c, const struct hs_images *images, const s
 
 	if (ret < 0)
 		return ret;
+	if (p->stack) {
+		ret = dp_emit__stack(out, p->stack);
+		if (ret < 0)
+			return ret;
+	}
 	return dp_words__sample(out, p->offset == DP_ESCAPE ? 0 : p->offset, p->event);
 }
 

@@ -34,6 +34,7 @@ struct sync_place {
 	struct hs_image *img;
 	uint64_t offset;
 	uint32_t event;
+	uint64_t stack; /* its STACK_DEF id; 0: none */
 };
 
 /* A word stream starts in the host domain. */
@@ -44,8 +45,8 @@ void sync_ctx__restate(struct sync_ctx *c);
 int sync_ctx__domain(struct sync_ctx *c, uint32_t dom, struct dp_words *out);
 /*
  * The switches p needs (TIME at most once per millisecond of advance), the
- * IMAGE_DEFs of p->app and p->img when first used, then the sample (an
- * offset of DP_ESCAPE is written as 0).
+ * IMAGE_DEFs of p->app and p->img when first used, then its STACK if it has
+ * one and the sample (an offset of DP_ESCAPE is written as 0).
  */
 int sync_ctx__sample(struct sync_ctx *c, const struct hs_images *images, const struct sync_place *p,
 		     struct dp_words *out);

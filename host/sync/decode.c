@@ -27,12 +27,16 @@ static const uint64_t trailer_fields[] = {
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
 
 int sync_format__init(struct sync_format *f, uint64_t sample_type, uint64_t read_format,
-		      bool sample_id_all)
+		      uint64_t regs_user, bool sample_id_all)
 {
 	if (!(sample_type & PERF_SAMPLE_IP) || !(sample_type & PERF_SAMPLE_TID))
 		return -EINVAL;
+	if ((sample_type & PERF_SAMPLE_BRANCH_STACK) &&
+	    (sample_type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)))
+		return -EINVAL;
 	f->sample_type = sample_type;
 	f->read_format = read_format;
+	f->regs_user = regs_user;
 	f->sample_id_all = sample_id_all;
 	f->trailer_size = 0;
 	if (sample_id_all)
@@ -93,6 +97,43 @@ static size_t read_format_size(uint64_t rf, const uint8_t *p, size_t avail, bool
 	return 8 + hdr + nr * per;
 }
 
+/* REGS_USER and STACK_USER, which follow CALLCHAIN and RAW (no BRANCH_STACK: init refused it). */
+static int parse_user_regs_stack(const struct sync_format *f, const uint8_t *d, size_t len,
+				 size_t off, struct sync_sample *s)
+{
+	if (f->sample_type & PERF_SAMPLE_REGS_USER) {
+		uint32_t n = (uint32_t)__builtin_popcountll(f->regs_user);
+
+		if (len - off < 8)
+			return -EBADMSG;
+		s->regs_abi = ne64_get(d + off);
+		off += 8;
+		if (s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			if (n > (len - off) / 8)
+				return -EBADMSG;
+			s->regs = d + off;
+			s->nregs = n;
+			off += 8 * (size_t)n;
+		}
+	}
+	if (f->sample_type & PERF_SAMPLE_STACK_USER) {
+		uint64_t size, dyn;
+
+		if (len - off < 8)
+			return -EBADMSG;
+		size = ne64_get(d + off);
+		off += 8;
+		if (!size)
+			return 0;
+		if (size > len - off || len - off - size < 8)
+			return -EBADMSG;
+		dyn = ne64_get(d + off + size);
+		s->stack = d + off;
+		s->stack_len = dyn < size ? dyn : size;
+	}
+	return 0;
+}
+
 int sync_format__parse_sample(const struct sync_format *f, const uint8_t *d, size_t len,
 			      struct sync_sample *s)
 {
@@ -125,8 +166,23 @@ int sync_format__parse_sample(const struct sync_format *f, const uint8_t *d, siz
 		off += 8;
 		if (nr > (len - off) / 8)
 			return -EBADMSG;
+		s->chain = nr ? d + off : NULL;
+		s->chain_nr = (uint32_t)nr;
+		off += 8 * nr;
 	}
-	return 0;
+	if (!(st & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)))
+		return 0;
+	if (st & PERF_SAMPLE_RAW) {
+		uint32_t size;
+
+		if (len - off < 4)
+			return -EBADMSG;
+		size = ne32_get(d + off);
+		if (size > len - off - 4)
+			return -EBADMSG;
+		off += 4 + size;
+	}
+	return parse_user_regs_stack(f, d, len, off, s);
 }
 
 void sync_format__parse_trailer(const struct sync_format *f, const uint8_t *d, size_t len,

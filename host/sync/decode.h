@@ -18,6 +18,7 @@
 struct sync_format {
 	uint64_t sample_type;
 	uint64_t read_format;
+	uint64_t regs_user; /* sample_regs_user: which registers REGS_USER carries */
 	bool sample_id_all;
 	size_t trailer_size; /* bytes of the sample_id trailer; 0 without sample_id_all */
 };
@@ -28,16 +29,29 @@ struct sync_sample {
 	uint32_t pid, tid, cpu;
 	uint32_t cpu_res; /* CPU's reserved half: a TCG plugin's vCPU + 1 (record/tcg.c) */
 	bool has_id, has_time, has_cpu;
+	/* CALLCHAIN: nr entries in the record (native byte order, unaligned), NULL when none. */
+	const uint8_t *chain;
+	uint32_t chain_nr;
+	/* REGS_USER: nregs registers in the order of regs_user's bits; 0 when the abi is NONE. */
+	const uint8_t *regs;
+	uint32_t nregs;
+	uint64_t regs_abi;
+	/* STACK_USER: the copy of the user stack from the sampled SP, stack_len bytes used. */
+	const uint8_t *stack;
+	uint64_t stack_len;
 };
 
-/* -EINVAL unless sample_type has PERF_SAMPLE_IP and PERF_SAMPLE_TID. */
+/*
+ * -EINVAL unless sample_type has PERF_SAMPLE_IP and PERF_SAMPLE_TID, or with
+ * REGS_USER and BRANCH_STACK both (a branch stack's size cannot be known here).
+ */
 int sync_format__init(struct sync_format *f, uint64_t sample_type, uint64_t read_format,
-		      bool sample_id_all);
+		      uint64_t regs_user, bool sample_id_all);
 
 /*
  * Decode a PERF_RECORD_SAMPLE of len bytes (header included) in the kernel's
- * field order; the fields after CALLCHAIN are not needed and not looked at.
- * -EBADMSG when a field runs past len.
+ * field order, up to STACK_USER; the fields after it are not looked at.
+ * -EBADMSG when a field runs past len. The pointers in s point into d.
  */
 int sync_format__parse_sample(const struct sync_format *f, const uint8_t *d, size_t len,
 			      struct sync_sample *s);
@@ -48,6 +62,12 @@ int sync_format__parse_sample(const struct sync_format *f, const uint8_t *d, siz
  */
 void sync_format__parse_trailer(const struct sync_format *f, const uint8_t *d, size_t len,
 				struct sync_sample *s);
+
+/* Entry i (< chain_nr) of a decoded sample's callchain. */
+static inline uint64_t sync_sample__chain(const struct sync_sample *s, uint32_t i)
+{
+	return ne64_get(s->chain + 8 * (size_t)i);
+}
 
 /* Bytes of a non-sample record before its trailer. */
 size_t sync_format__body_len(const struct sync_format *f, size_t len);

@@ -119,7 +119,7 @@ static bool is_code_buffer(const struct hs_image *img)
  */
 static int host_guest_sample(struct hostsync *hs, const struct sync_rec *r,
 			     const struct sync_sample *d, const struct hs_ent *dom,
-			     const struct hs_proc *proc, uint32_t idx, struct sync_place *p,
+			     struct hs_proc *proc, uint32_t idx, struct sync_place *p,
 			     struct dp_words *out)
 {
 	struct sync *s = &hs->s;

@@ -32,16 +32,19 @@ int sync__init(struct sync *s, const struct sync_ops *ops, const struct sync_opt
 	memset(s, 0, sizeof(*s));
 	s->ops = ops;
 	s->ncpus = opts->ncpus;
-	r = sync_format__init(&s->fmt, opts->sample_type, opts->read_format,
+	r = sync_format__init(&s->fmt, opts->sample_type, opts->read_format, opts->sample_regs_user,
 			      opts->sample_id_all != 0);
 	if (r < 0)
 		return r;
 	sync_ctx__init(&s->ctx);
+	s->callgraph = opts->callgraph != 0;
+	sync_stacks__init(&s->stacks, opts->image_id_base);
 	return sync_tasks__init(&s->tasks, opts->image_id_base, foreign, sync_comm, s);
 }
 
 void sync__fini(struct sync *s)
 {
+	sync_stacks__fini(&s->stacks);
 	sync_queue__fini(&s->queue);
 	sync_ids__fini(&s->ids);
 	sync_tasks__fini(&s->tasks);
@@ -147,10 +150,38 @@ int sync__event_index(struct sync *s, const struct sync_sample *d)
 	return idx;
 }
 
-int sync__emit(struct sync *s, const struct sync_place *p, struct dp_words *out)
+/* Define (once) the stack of f[0..n) for p, and count what it says. */
+static int stack_set(struct sync *s, struct sync_place *p, const struct sync_frame *f, unsigned n,
+		     uint32_t flags, struct dp_words *out)
 {
-	int ret = sync_ctx__sample(&s->ctx, &s->tasks.images, p, out);
+	int ret = sync_stacks__get(&s->stacks, &s->tasks.images, f, n, flags, out, &p->stack);
 
+	if (ret < 0)
+		return ret;
+	if (!p->stack) {
+		s->st.stacks_full++;
+		return 0;
+	}
+	s->st.stacks = s->stacks.n;
+	if (flags & DP_STACK_TRUNCATED)
+		s->st.stack_truncated++;
+	if (flags & DP_STACK_LEAF_ONLY)
+		s->st.stack_leaf_only++;
+	return 0;
+}
+
+int sync__emit(struct sync *s, struct sync_place *p, struct dp_words *out)
+{
+	int ret;
+
+	if (s->callgraph && !p->stack) {
+		struct sync_frame leaf = {p->img, p->mode, p->offset};
+
+		ret = stack_set(s, p, &leaf, 1, DP_STACK_LEAF_ONLY, out);
+		if (ret < 0)
+			return ret;
+	}
+	ret = sync_ctx__sample(&s->ctx, &s->tasks.images, p, out);
 	if (ret < 0)
 		return ret;
 	s->st.samples++;
@@ -181,10 +212,90 @@ int sync__resolve(struct sync *s, uint16_t cpumode, const struct sync_sample *d,
 	}
 }
 
-int sync__place(struct sync *s, const struct sync_rec *r, const struct sync_sample *d,
-		const struct hs_proc *proc, struct sync_place *p, uint32_t idx,
-		struct dp_words *out)
+/* A callchain entry at or above PERF_CONTEXT_MAX is a context marker, not a pc. */
+static bool chain_marker(uint64_t ip)
 {
+	return ip >= (uint64_t)PERF_CONTEXT_MAX;
+}
+
+/*
+ * The frames of d's callchain after the leaf f[0], resolved as the
+ * instance's own kernel (kmode) and user (umode) frames; a chain that goes on
+ * into another machine's frames (PERF_CONTEXT_GUEST*) is cut there.
+ */
+static int chain_frames(struct sync *s, const struct sync_sample *d, struct hs_proc *proc,
+			uint32_t kmode, uint32_t umode, struct sync_frame *f, unsigned *n,
+			uint32_t *flags)
+{
+	uint32_t mode = f[0].mode;
+	bool first = true;
+
+	for (uint32_t i = 0; i < d->chain_nr; i++) {
+		uint64_t ip = sync_sample__chain(d, i);
+		struct sync_frame *fr;
+
+		if (chain_marker(ip)) {
+			if (ip == (uint64_t)PERF_CONTEXT_KERNEL ||
+			    ip == (uint64_t)PERF_CONTEXT_HV) {
+				mode = kmode;
+			} else if (ip == (uint64_t)PERF_CONTEXT_USER) {
+				mode = umode;
+			} else {
+				s->st.stack_foreign++;
+				return 0;
+			}
+			continue;
+		}
+		/* The chain's first pc is the sample's own: f[0] already. */
+		if (first && ip == d->ip) {
+			first = false;
+			continue;
+		}
+		first = false;
+		if (*n == SYNC_STACK_MAX_FRAMES) {
+			*flags |= DP_STACK_TRUNCATED;
+			return 0;
+		}
+		fr = &f[(*n)++];
+		fr->mode = mode;
+		fr->img = mode == kmode		? kernel__resolve(&s->tasks.kernel, ip, &fr->offset)
+			  : proc && proc->known ? sync_tasks__resolve_user(proc, ip, &fr->offset)
+						: NULL;
+		if (!fr->img) {
+			fr->img = sync_tasks__unknown(&s->tasks);
+			if (!fr->img)
+				return -ENOMEM;
+			fr->offset = 0;
+		}
+	}
+	return 0;
+}
+
+/* p's stack from d's callchain: frames only where p is the instance's own kernel or user code. */
+static int place_stack(struct sync *s, const struct sync_sample *d, struct hs_proc *proc,
+		       struct sync_place *p, struct dp_words *out)
+{
+	uint32_t kmode = s->tasks.images.foreign ? DP_MODE_GUEST_KERNEL : DP_MODE_HOST_KERNEL;
+	uint32_t umode = s->tasks.images.foreign ? DP_MODE_GUEST_USER : DP_MODE_HOST_USER;
+	struct sync_frame f[SYNC_STACK_MAX_FRAMES];
+	uint32_t flags = 0;
+	unsigned n = 1;
+	int ret;
+
+	f[0] = (struct sync_frame){p->img, p->mode, p->offset};
+	if (!d->chain || (p->mode != kmode && p->mode != umode))
+		return 0; /* sync__emit gives it its leaf */
+	ret = chain_frames(s, d, proc, kmode, umode, f, &n, &flags);
+	if (ret < 0)
+		return ret;
+	return stack_set(s, p, f, n, flags, out);
+}
+
+int sync__place(struct sync *s, const struct sync_rec *r, const struct sync_sample *d,
+		struct hs_proc *proc, struct sync_place *p, uint32_t idx, struct dp_words *out)
+{
+	int ret;
+
 	if (!p->img) {
 		p->img = sync_tasks__unknown(&s->tasks);
 		if (!p->img)
@@ -198,6 +309,11 @@ int sync__place(struct sync *s, const struct sync_rec *r, const struct sync_samp
 	p->tid = d->tid;
 	p->app = sync_tasks__app(&s->tasks, proc, d->pid);
 	p->event = idx;
+	if (s->callgraph) {
+		ret = place_stack(s, d, proc, p, out);
+		if (ret < 0)
+			return ret;
+	}
 	return sync__emit(s, p, out);
 }
 

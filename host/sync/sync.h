@@ -19,6 +19,7 @@
 #include "host/sync/context.h"
 #include "host/sync/decode.h"
 #include "host/sync/order.h"
+#include "host/sync/stacks.h"
 #include "host/sync/tasks.h"
 
 struct sync;
@@ -47,6 +48,8 @@ struct sync {
 	struct sync_queue queue;
 	struct sync_tasks tasks;
 	struct sync_ctx ctx;
+	struct sync_stacks stacks;
+	bool callgraph; /* every sample gets a stack (sync_opts.callgraph) */
 	struct sync_stats st;
 	unsigned ncpus;
 	int64_t time_offset; /* each record's time is moved by this onto the host's clock */
@@ -69,8 +72,11 @@ int sync__flush(struct sync *s, uint64_t horizon, struct dp_words *out);
 
 /* The event index of a sample; -EBADMSG (counted as a drop) when its id is not ours. */
 int sync__event_index(struct sync *s, const struct sync_sample *d);
-/* Write p's context and sample, and count it. */
-int sync__emit(struct sync *s, const struct sync_place *p, struct dp_words *out);
+/*
+ * Write p's context and sample, and count it; with callgraph on, a sample
+ * whose p->stack is 0 gets a stack of its leaf alone (DP_STACK_LEAF_ONLY).
+ */
+int sync__emit(struct sync *s, struct sync_place *p, struct dp_words *out);
 
 /*
  * Where a sample of the instance's own machine goes (cpumode KERNEL,
@@ -82,10 +88,11 @@ int sync__resolve(struct sync *s, uint16_t cpumode, const struct sync_sample *d,
 		  struct hs_proc *proc, uint32_t kmode, uint32_t umode, struct sync_place *p);
 /*
  * Emit sample d of r placed in p (dom, mode, img, offset set; img NULL:
- * "[unknown]") on its task, whose binary comes from proc.
+ * "[unknown]") on its task, whose binary comes from proc; with callgraph
+ * on, its callchain's frames are resolved in the instance's kernel and
+ * proc's maps into its stack.
  */
 int sync__place(struct sync *s, const struct sync_rec *r, const struct sync_sample *d,
-		const struct hs_proc *proc, struct sync_place *p, uint32_t idx,
-		struct dp_words *out);
+		struct hs_proc *proc, struct sync_place *p, uint32_t idx, struct dp_words *out);
 
 #endif

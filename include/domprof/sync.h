@@ -20,7 +20,13 @@ struct sync_opts {
 	 */
 	uint64_t sample_type;
 	uint64_t read_format;
+	uint64_t sample_regs_user; /* with PERF_SAMPLE_REGS_USER: which registers */
 	int sample_id_all;
+	/*
+	 * Give every sample a call stack (STACK_DEF/STACK, doc/event-buffer.md):
+	 * from its callchain or user stack copy when it has one, else its leaf.
+	 */
+	int callgraph;
 	unsigned ncpus;
 	/* Image ids in the words are image_id_base + 1, 2, ...: unique per producer. */
 	uint64_t image_id_base;
@@ -44,6 +50,12 @@ struct sync_stats {
 	uint64_t skipped;     /* guest: samples before min_time or with skip_samples */
 	uint64_t assisted;    /* guest: handed-off samples placed on a guest task */
 	uint64_t unassisted;  /* guest: handed-off samples outside the timeline */
+	uint64_t stacks;      /* distinct call stacks defined */
+	uint64_t stacks_full; /* samples left without a stack: the stack table was full */
+	uint64_t stack_truncated; /* stacks cut at the maximum depth */
+	uint64_t stack_leaf_only; /* stacked samples with no callchain: their leaf alone */
+	uint64_t stack_foreign;	  /* callchains cut where they entered another machine's frames */
+	uint64_t unwind_failed;	  /* dwarf unwinds that stopped early (the frames found kept) */
 };
 
 /*

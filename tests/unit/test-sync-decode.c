@@ -69,7 +69,7 @@ static void test_every_sample_field(void **state)
 	size_t len = full_sample(b);
 
 	(void)state;
-	assert_int_equal(sync_format__init(&f, ALL_BITS, RF, false), 0);
+	assert_int_equal(sync_format__init(&f, ALL_BITS, RF, 0, false), 0);
 	assert_int_equal(sync_format__parse_sample(&f, b, len, &s), 0);
 	assert_true(s.has_id && s.has_time && s.has_cpu);
 	assert_int_equal(s.id, 77);
@@ -95,9 +95,9 @@ static void test_minimal_and_refused_types(void **state)
 	size_t n = sizeof(struct perf_event_header);
 
 	(void)state;
-	assert_int_equal(sync_format__init(&f, PERF_SAMPLE_TID, 0, false), -EINVAL);
-	assert_int_equal(sync_format__init(&f, PERF_SAMPLE_IP, 0, false), -EINVAL);
-	assert_int_equal(sync_format__init(&f, PERF_SAMPLE_IP | PERF_SAMPLE_TID, 0, true), 0);
+	assert_int_equal(sync_format__init(&f, PERF_SAMPLE_TID, 0, 0, false), -EINVAL);
+	assert_int_equal(sync_format__init(&f, PERF_SAMPLE_IP, 0, 0, false), -EINVAL);
+	assert_int_equal(sync_format__init(&f, PERF_SAMPLE_IP | PERF_SAMPLE_TID, 0, 0, true), 0);
 	assert_int_equal(f.trailer_size, 8);
 	n = put64(b, n, 0x1234);
 	n = put32x2(b, n, 9, 10);
@@ -117,7 +117,7 @@ static void test_trailer(void **state)
 	size_t n = sizeof(struct perf_event_header) + 16; /* a body of 16 bytes */
 
 	(void)state;
-	assert_int_equal(sync_format__init(&f, st, 0, true), 0);
+	assert_int_equal(sync_format__init(&f, st, 0, 0, true), 0);
 	assert_int_equal(f.trailer_size, 6 * 8);
 	n = put32x2(b, n, 40, 41);
 	n = put64(b, n, 5000);
@@ -133,8 +133,66 @@ static void test_trailer(void **state)
 	assert_int_equal(s.cpu, 1);
 	assert_int_equal(s.id, 3);
 	assert_true(s.has_id && s.has_time && s.has_cpu);
-	assert_int_equal(sync_format__init(&f, st, 0, false), 0);
+	assert_int_equal(sync_format__init(&f, st, 0, 0, false), 0);
 	assert_int_equal(sync_format__body_len(&f, n), n);
+}
+
+/* CALLCHAIN, RAW, REGS_USER and STACK_USER, and each cut short by one byte. */
+static void test_callchain_regs_stack(void **state)
+{
+	uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |
+		      PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	uint64_t mask = 1u << 6 | 1u << 7 | 1u << 8; /* three registers */
+	struct sync_format f;
+	struct sync_sample s;
+	uint8_t b[512] = {0};
+	size_t n = sizeof(struct perf_event_header);
+
+	(void)state;
+	assert_int_equal(sync_format__init(&f, st | PERF_SAMPLE_BRANCH_STACK, 0, mask, false),
+			 -EINVAL);
+	assert_int_equal(sync_format__init(&f, st, 0, mask, false), 0);
+	n = put64(b, n, 0x401000);
+	n = put32x2(b, n, 7, 8);
+	n = put64(b, n, 3); /* callchain nr */
+	n = put64(b, n, (uint64_t)PERF_CONTEXT_USER);
+	n = put64(b, n, 0x401000);
+	n = put64(b, n, 0x402000);
+	n = put32x2(b, n, 4, 0xabcd); /* RAW: 4 bytes of data, as u32 size + data */
+	n = put64(b, n, PERF_SAMPLE_REGS_ABI_64);
+	n = put64(b, n, 0x11);
+	n = put64(b, n, 0x22);
+	n = put64(b, n, 0x33);
+	n = put64(b, n, 16); /* stack copy of 16 bytes, 12 of them used */
+	n = put64(b, n, 0x5555);
+	n = put64(b, n, 0x6666);
+	n = put64(b, n, 12);
+	assert_int_equal(sync_format__parse_sample(&f, b, n, &s), 0);
+	assert_int_equal(s.chain_nr, 3);
+	assert_int_equal(sync_sample__chain(&s, 0), (uint64_t)PERF_CONTEXT_USER);
+	assert_int_equal(sync_sample__chain(&s, 2), 0x402000);
+	assert_int_equal(s.nregs, 3);
+	assert_int_equal(s.regs_abi, PERF_SAMPLE_REGS_ABI_64);
+	assert_int_equal(ne64_get(s.regs + 16), 0x33);
+	assert_int_equal(s.stack_len, 12);
+	assert_int_equal(ne64_get(s.stack), 0x5555);
+	for (size_t cut = sizeof(struct perf_event_header) + 16; cut < n; cut++)
+		if (sync_format__parse_sample(&f, b, cut, &s) != -EBADMSG)
+			fail_msg("a sample cut at %zu of %zu bytes was accepted", cut, n);
+	/* No registers (a kernel thread) and no stack: both empty, nothing read past them. */
+	n = sizeof(struct perf_event_header);
+	n = put64(b, n, 0x401000);
+	n = put32x2(b, n, 7, 8);
+	n = put64(b, n, 0);
+	n = put32x2(b, n, 0, 0);
+	n = put64(b, n, PERF_SAMPLE_REGS_ABI_NONE);
+	n = put64(b, n, 0);
+	assert_int_equal(sync_format__parse_sample(&f, b, n, &s), 0);
+	assert_true(!s.chain && !s.regs && !s.stack);
+	/* A callchain whose nr lies. */
+	n = sizeof(struct perf_event_header) + 16;
+	n = put64(b, n, 1000);
+	assert_int_equal(sync_format__parse_sample(&f, b, n, &s), -EBADMSG);
 }
 
 static void test_event_ids(void **state)
@@ -170,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_every_sample_field),
 		cmocka_unit_test(test_minimal_and_refused_types),
 		cmocka_unit_test(test_trailer),
+		cmocka_unit_test(test_callchain_regs_stack),
 		cmocka_unit_test(test_event_ids),
 	};
 
