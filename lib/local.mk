@@ -13,7 +13,8 @@ lib_libdpcore_a_SOURCES = \
 	lib/odb.c \
 	lib/metafile.c \
 	lib/stream.c \
-	lib/agentproto.c
+	lib/agentproto.c \
+	lib/stackfile.c
 lib_libdpcore_a_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 EXTRA_DIST += include/domprof/records.def doc/event-buffer.md
 CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)
@@ -21,10 +22,10 @@ CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
 	tests/unit/test-metafile tests/unit/test-stream tests/unit/test-agentproto \
-	tests/unit/test-event-doc tests/unit/test-util
+	tests/unit/test-event-doc tests/unit/test-util tests/unit/test-stackfile
 TESTS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
 	tests/unit/test-metafile tests/unit/test-stream tests/unit/test-agentproto \
-	tests/unit/test-event-doc tests/unit/test-util
+	tests/unit/test-event-doc tests/unit/test-util tests/unit/test-stackfile
 tests_unit_test_words_SOURCES = tests/unit/test-words.c
 tests_unit_test_words_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_words_LDADD = lib/libdpcore.a $(UNIT_LIBS)
@@ -50,4 +51,7 @@ tests_unit_test_event_doc_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 tests_unit_test_util_SOURCES = tests/unit/test-util.c
 tests_unit_test_util_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_util_LDADD = lib/libdpcore.a $(UNIT_LIBS)
+tests_unit_test_stackfile_SOURCES = tests/unit/test-stackfile.c
+tests_unit_test_stackfile_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_stackfile_LDADD = $(TEST_HELPER_LIB) lib/libdpcore.a $(UNIT_LIBS)
 endif
