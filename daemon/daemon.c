@@ -124,17 +124,21 @@ static void sample_slow(struct daemon *d, uint64_t offset, uint32_t event)
 		if (!d->t.image || !d->events[event].defined ||
 		    ((d->separate & DP_SEP_THREAD) && !d->t.have_task)) {
 			d->stats.samples_no_ctx++;
+			d->t.stack = NULL;
 			return;
 		}
 		/* A new context: once per image and domain, name its guest binary in the store. */
 		if (d->t.mode >= DP_MODE_GUEST_KERNEL && d->t.image->path_slot != d->t.domain_slot)
 			bidstore__note_path(d, d->t.image);
 		sf = sfile__lookup(d, event);
-		if (!sf)
+		if (!sf) {
+			d->t.stack = NULL;
 			return;
+		}
 		d->t.cur[event] = sf;
 	}
 	sfile__add(d, sf, offset);
+	dstacks__sample(d, event);
 }
 
 int daemon__process(struct daemon *d, const uint64_t *w, size_t n, size_t *consumed)
@@ -158,7 +162,7 @@ int daemon__process(struct daemon *d, const uint64_t *w, size_t n, size_t *consu
 				struct sfile *sf = cur[ev];
 
 				pos += 2;
-				if (likely(sf && sf->db)) {
+				if (likely(sf && sf->db && !d->t.stack)) {
 					int e = odb__add(sf->db, off, 1);
 
 					if (likely(e == 0))

@@ -889,6 +889,8 @@ static const handler_fn handlers[DP_CODE_MAX] = {
 	[DP_CODE_AGENT_HELLO] = handle_agent_hello,
 	[DP_CODE_AGENT_GAP] = handle_agent_gap,
 	[DP_CODE_AGENT_ASSIST] = handle_agent_assist,
+	[DP_CODE_STACK_DEF] = dstacks__def,
+	[DP_CODE_STACK] = dstacks__ref,
 };
 
 int daemon__handle(struct daemon *d, const struct dp_item *it)
@@ -913,6 +915,7 @@ void daemon__free_tables(struct daemon *d)
 	struct dp_hnode *node, *next;
 	size_t bkt;
 
+	dstacks__free(d);
 	dp_hashmap__for_each_safe(&d->images, bkt, node, next)
 	{
 		struct image *im = dp_hnode_entry(node, struct image, node);

@@ -11,6 +11,7 @@
 #include "domprof/hashmap.h"
 #include "domprof/odb.h"
 #include "domprof/records.h"
+#include "domprof/stackfile.h"
 #include "domprof/words.h"
 
 /* Bounds on what an untrusted stream can make the daemon keep. */
@@ -35,6 +36,11 @@
 /* Per domain: guest agent introductions and gaps listed in meta/agent. */
 #define DAEMON_MAX_AGENT_HELLOS 1024
 #define DAEMON_MAX_AGENT_GAPS	4096
+/* Call stacks (STACK_DEF), their frames, and (stack, directory, event, thread) counts kept. */
+#define DAEMON_MAX_STACKS	(1u << 22)
+#define DAEMON_MAX_STACK_FRAMES (1u << 24)
+#define DAEMON_MAX_STACK_COUNTS (1u << 24)
+#define DAEMON_STACK_FLAGS	(DP_STACK_TRUNCATED | DP_STACK_UNWIND_FAILED | DP_STACK_LEAF_ONLY)
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -239,6 +245,8 @@ struct transient {
 	enum dp_mode mode;
 	/* The fast path: the sample file of each event in the current context. */
 	struct sfile *cur[DP_MAX_EVENTS];
+	/* The next sample's call stack (STACK), NULL none: it takes the slow path. */
+	const struct dstack *stack;
 	uint64_t pos; /* words consumed from the stream so far */
 };
 
@@ -288,7 +296,11 @@ struct daemon {
 	uint64_t lost_cpu[DAEMON_MAX_CPUS];
 	uint64_t throttled_cpu[DAEMON_MAX_CPUS];
 
-	bool dirty_session, dirty_events, dirty_images, dirty_kallsyms, dirty_tasks;
+	struct dp_hashmap stacks;  /* struct dstack by id */
+	struct dp_hashmap scounts; /* struct dscount by (stack, slot, event, tgid, tid) */
+	uint64_t stack_frames;	   /* frames of the stacks kept */
+
+	bool dirty_session, dirty_events, dirty_images, dirty_kallsyms, dirty_tasks, dirty_stacks;
 	bool dirty_domains; /* some dommeta has a dirty flag */
 };
 
@@ -296,6 +308,16 @@ struct daemon {
 int daemon__handle(struct daemon *d, const struct dp_item *it);
 struct image *daemon__image(const struct daemon *d, uint64_t id);
 void daemon__free_tables(struct daemon *d);
+
+/* stacks.c: STACK_DEF and STACK (handlers' contract), the sample a STACK marked, the files. */
+struct dstack;
+int dstacks__def(struct daemon *d, const struct dp_item *it);
+int dstacks__ref(struct daemon *d, const struct dp_item *it);
+/* The sample just counted for event in the current context had d->t.stack, if any; cleared. */
+void dstacks__sample(struct daemon *d, uint32_t event);
+/* Each domain directory's `stacks` file, when a count changed. The first error. */
+int dstacks__write(struct daemon *d);
+void dstacks__free(struct daemon *d);
 
 /* daemon.c */
 void daemon__invalidate(struct daemon *d);

@@ -148,6 +148,11 @@ static int write_stats(struct daemon *d)
 	dp_strbuf__addf(&b, "write_errors=%" PRIu64 "\n", s->write_errors);
 	dp_strbuf__addf(&b, "domain_overflow=%" PRIu64 "\n", s->domain_overflow);
 	dp_strbuf__addf(&b, "store_errors=%" PRIu64 "\n", s->store_errors);
+	if (s->stacks_dropped)
+		dp_strbuf__addf(&b, "stacks_dropped=%" PRIu64 "\n", s->stacks_dropped);
+	if (s->stack_samples_dropped)
+		dp_strbuf__addf(&b, "stack_samples_dropped=%" PRIu64 "\n",
+				s->stack_samples_dropped);
 	/* Which codes the bad records had: the first thing to look at when they appear. */
 	for (unsigned c = 0; c < DP_CODE_MAX; c++)
 		if (d->bad_by_code[c])
@@ -555,6 +560,8 @@ int dmeta__write_all(struct daemon *d)
 		KEEP_FIRST(write_tasks(d));
 	if (d->dirty_domains)
 		KEEP_FIRST(write_domains(d));
+	if (d->dirty_stacks)
+		KEEP_FIRST(dstacks__write(d));
 	KEEP_FIRST(write_stats(d));
 #undef KEEP_FIRST
 	return err;

@@ -37,7 +37,9 @@ struct daemon_stats {
 				     the bounds */
 	uint64_t store_errors; /* guest binary chunks not stored: I/O errors, a symlink in the store
 				*/
-	int first_write_error; /* -errno of the first I/O error, 0 if none */
+	uint64_t stacks_dropped;	/* STACK_DEFs past the bounds, not kept */
+	uint64_t stack_samples_dropped; /* samples kept without their stack (bounds) */
+	int first_write_error;		/* -errno of the first I/O error, 0 if none */
 };
 
 struct daemon;
