@@ -70,6 +70,8 @@ static void usage_daemon(FILE *f)
 		"all)\n"
 		"      --mmap-pages N      ring-buffer data pages per CPU, a power of two (default "
 		"%d)\n"
+		"  -g, --callgraph[=fp|dwarf[,SIZE]]\n"
+		"                          record call stacks, as for `domprof record`\n"
 		"      --connect URI, --no-libvirt, --vmm-pid NAME=PID, --domains "
 		"all|none|NAME,...\n"
 		"                          where domains are found, as for `domprof record`\n"
@@ -134,7 +136,12 @@ static void usage(FILE *f)
 		"all)\n"
 		"      --mmap-pages N      ring-buffer data pages per CPU, a power of two\n"
 		"                          (default %d)\n"
-		"      --callgraph         call graphs (not implemented yet: refused)\n"
+		"  -g, --callgraph[=MODE]  record call stacks: fp (the default: frame pointers,\n"
+		"                          kernel and user frames; needs -fno-omit-frame-pointer\n"
+		"                          code) or dwarf[,SIZE] (user frames unwound from a SIZE\n"
+		"                          byte copy of the stack, default %d, with the binaries'\n"
+		"                          DWARF CFI: works without frame pointers). See\n"
+		"                          `domprof report --callgraph` and `--format folded`\n"
 		"  -h, --help              this text\n"
 		"\n"
 		"\n"
@@ -189,7 +196,7 @@ static void usage(FILE *f)
 		"guest and host samples told apart by the sample's cpumode. Lost and throttled\n"
 		"samples are counted and reported at the end.\n",
 		DP_DEFAULT_FREQ, DP_SESSION_DEFAULT_DIR, COLLECTOR_DEFAULT_PAGES,
-		TCGRING_DEFAULT_SOCKET, PKGLIBDIR);
+		COLLECTOR_DEFAULT_STACK_SIZE, TCGRING_DEFAULT_SOCKET, PKGLIBDIR);
 }
 
 enum {
@@ -217,7 +224,7 @@ static const struct option longopts[] = {
 	{"duration", required_argument, NULL, OPT_DURATION},
 	{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
 	{"separate", required_argument, NULL, OPT_SEPARATE},
-	{"callgraph", no_argument, NULL, OPT_CALLGRAPH},
+	{"callgraph", optional_argument, NULL, OPT_CALLGRAPH},
 	{"mmap-pages", required_argument, NULL, OPT_MMAP_PAGES},
 	{"connect", required_argument, NULL, OPT_CONNECT},
 	{"no-libvirt", no_argument, NULL, OPT_NO_LIBVIRT},
@@ -245,6 +252,29 @@ static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+/* --callgraph[=fp|dwarf[,SIZE]] (NULL: -g, fp as perf's -g). 0, or -EINVAL after an error. */
+static int parse_callgraph(const char *arg, struct collector_opts *col)
+{
+	unsigned long size = COLLECTOR_DEFAULT_STACK_SIZE;
+
+	if (!arg || !strcmp(arg, "fp")) {
+		col->callgraph = COLLECT_CG_FP;
+		return 0;
+	}
+	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ',')) {
+		errmsg("--callgraph wants fp or dwarf[,SIZE], not '%s'\n", arg);
+		return -EINVAL;
+	}
+	if (arg[5] == ',' && (!parse_uint(arg + 6, COLLECTOR_MAX_STACK_SIZE, &size) || !size)) {
+		errmsg("--callgraph=dwarf,SIZE: SIZE is a number of bytes from 1 to %d, not '%s'\n",
+		       COLLECTOR_MAX_STACK_SIZE, arg + 6);
+		return -EINVAL;
+	}
+	col->callgraph = COLLECT_CG_DWARF;
+	col->stack_size = (uint32_t)((size + 7) & ~7ul); /* the kernel copies whole words */
+	return 0;
 }
 
 /*
@@ -460,7 +490,7 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 	prog = daemon_mode ? "domprofd" : "domprof";
 	ro.session_dir = daemon_mode ? DAEMON_SESSION_DIR : DP_SESSION_DEFAULT_DIR;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+ap:e:F:h", longopts, &li)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+ap:e:F:gh", longopts, &li)) != -1) {
 		if (daemon_mode && (opt == 'p' || opt == OPT_DURATION)) {
 			errmsg("-%s%s is for `domprof record`: domprofd profiles every CPU until "
 			       "SIGTERM\n",
@@ -500,9 +530,11 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 		case OPT_SESSION_DIR:
 			ro.session_dir = optarg;
 			break;
+		case 'g':
 		case OPT_CALLGRAPH:
-			errmsg("--callgraph: call graphs are not implemented yet\n");
-			return 2;
+			if (parse_callgraph(opt == 'g' ? NULL : optarg, &ro.col) < 0)
+				return 2;
+			break;
 		case OPT_CONNECT:
 			ro.vmm.uri = optarg;
 			want_domains = true;

@@ -25,6 +25,7 @@
 #include "domprof/errbuf.h"
 #include "domprof/hostsync.h"
 #include "domprof/mem.h"
+#include "domprof/stackfile.h"
 #include "domprof/words.h"
 
 #define MAX_CPUS    4096
@@ -61,6 +62,8 @@ struct collector {
 	bool child_exited, child_ran;
 	int child_status;
 	bool build_id_ok;
+	uint64_t sample_type;
+	uint16_t max_stack; /* sample_max_stack of call graphs */
 	bool started;
 	uint64_t last_now;
 	size_t page_size;
@@ -161,7 +164,16 @@ static void fill_attr(const struct collector *c, unsigned idx, bool sideband,
 	const struct collector_event *e = &c->ev[idx];
 
 	events__to_attr(&e->spec, attr);
-	attr->sample_type = COLLECTOR_SAMPLE_TYPE;
+	attr->sample_type = c->sample_type;
+	if (c->opts.callgraph != COLLECT_CG_NONE)
+		attr->sample_max_stack = c->max_stack;
+	if (c->opts.callgraph == COLLECT_CG_DWARF) {
+		/* The user part comes from the stack copy: a frame-pointer walk of it would be
+		 * junk. */
+		attr->exclude_callchain_user = 1;
+		attr->sample_regs_user = c->opts.regs_user;
+		attr->sample_stack_user = c->opts.stack_size;
+	}
 	attr->read_format = COLLECTOR_READ_FORMAT;
 	attr->disabled = 1;
 	attr->sample_id_all = 1;
@@ -406,6 +418,65 @@ static int fork_child(struct collector *c, char *errbuf, size_t errlen)
 	return 0;
 }
 
+/*
+ * The deepest callchain asked for: the system's bound (a larger
+ * sample_max_stack fails with EOVERFLOW), at most what a stack keeps.
+ */
+static uint16_t read_max_stack(void)
+{
+	char buf[32] = "";
+	unsigned long v = 127;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
+
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			v = strtoul(buf, NULL, 10);
+		fclose(f);
+	}
+	if (!v)
+		v = 1;
+	return (uint16_t)(v < DP_STACKFILE_MAX_FRAMES ? v : DP_STACKFILE_MAX_FRAMES);
+}
+
+static int callgraph_setup(struct collector *c, char *errbuf, size_t errlen)
+{
+	c->sample_type = COLLECTOR_SAMPLE_TYPE;
+	if (c->opts.callgraph == COLLECT_CG_NONE)
+		return 0;
+	if (c->opts.callgraph != COLLECT_CG_FP && c->opts.callgraph != COLLECT_CG_DWARF) {
+		dp_errbuf__set(errbuf, errlen, "unknown call graph mode %d",
+			       (int)c->opts.callgraph);
+		return -EINVAL;
+	}
+	c->max_stack = read_max_stack();
+	c->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (c->opts.callgraph == COLLECT_CG_FP)
+		return 0;
+	if (!c->opts.stack_size)
+		c->opts.stack_size = COLLECTOR_DEFAULT_STACK_SIZE;
+	if (c->opts.stack_size % 8 || c->opts.stack_size > COLLECTOR_MAX_STACK_SIZE) {
+		dp_errbuf__set(errbuf, errlen, "dwarf stack size %u: a multiple of 8, at most %u",
+			       c->opts.stack_size, COLLECTOR_MAX_STACK_SIZE);
+		return -EINVAL;
+	}
+	if (!c->opts.regs_user) {
+		dp_errbuf__set(errbuf, errlen, "dwarf call graphs need the user registers to copy");
+		return -EINVAL;
+	}
+	c->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	return 0;
+}
+
+uint64_t collector__sample_type(const struct collector *c)
+{
+	return c->sample_type;
+}
+
+uint64_t collector__regs_user(const struct collector *c)
+{
+	return c->opts.callgraph == COLLECT_CG_DWARF ? c->opts.regs_user : 0;
+}
+
 int collector__new(const struct collector_opts *opts, struct collector **out, char *errbuf,
 		   size_t errlen)
 {
@@ -450,6 +521,9 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 		r = -ENOMEM;
 		goto err_free;
 	}
+	r = callgraph_setup(c, errbuf, errlen);
+	if (r < 0)
+		goto err_free;
 	r = setup_events(c, errbuf, errlen);
 	if (r < 0)
 		goto err_free;

@@ -132,9 +132,9 @@ static int emit_header(struct record *r)
 int record__open(const struct record_opts *opts, struct record **out, char *errbuf, size_t errlen)
 {
 	struct sync_opts ho = {
-		.sample_type = COLLECTOR_SAMPLE_TYPE,
 		.read_format = COLLECTOR_READ_FORMAT,
 		.sample_id_all = 1,
+		.callgraph = opts->col.callgraph != COLLECT_CG_NONE,
 	};
 	struct record *r;
 	pid_t holder = 0;
@@ -194,6 +194,8 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 	if (ret < 0)
 		goto err;
 	ho.ncpus = collector__ncpus(r->col);
+	ho.sample_type = collector__sample_type(r->col);
+	ho.sample_regs_user = collector__regs_user(r->col);
 	ret = hostsync__new(&ho, &r->hs);
 	if (ret >= 0)
 		ret = collector__register_ids(r->col, r->hs);
@@ -233,7 +235,8 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 				    r->hs, &r->rd, errbuf, errlen);
 		if (ret < 0)
 			goto err;
-		ret = rtcg__new(opts->tcg_socket, r->hs, collector__nevents(r->col), &r->tcg);
+		ret = rtcg__new(opts->tcg_socket, r->hs, collector__nevents(r->col),
+				collector__sample_type(r->col), &r->tcg);
 		if (ret < 0) {
 			fail(errbuf, errlen, ret, "cannot listen for TCG plugins at %s: %s",
 			     opts->tcg_socket ? opts->tcg_socket : TCGRING_DEFAULT_SOCKET,

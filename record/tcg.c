@@ -29,6 +29,7 @@
 struct rtcg {
 	struct tcgserver *srv;
 	struct hostsync *hs;
+	uint64_t sample_type;
 	uint64_t drops;
 	int err;
 };
@@ -36,14 +37,25 @@ struct rtcg {
 static void on_sample(void *arg, const struct tcgserver_sample *s)
 {
 	struct rtcg *t = arg;
-	/* COLLECTOR_SAMPLE_TYPE: IDENTIFIER, IP, TID, TIME, CPU, PERIOD. */
-	uint8_t rec[8 + 6 * 8];
+	/*
+	 * COLLECTOR_SAMPLE_TYPE: IDENTIFIER, IP, TID, TIME, CPU, PERIOD; with
+	 * call graphs, an empty CALLCHAIN, REGS_USER and STACK_USER after them:
+	 * a plugin sees no guest stack.
+	 */
+	uint8_t rec[8 + 9 * 8];
+	size_t len = 8 + 6 * 8;
 	uint16_t misc = s->mode_known && s->kernel ? PERF_RECORD_MISC_GUEST_KERNEL
 						   : PERF_RECORD_MISC_GUEST_USER;
 
+	for (uint64_t bit = PERF_SAMPLE_CALLCHAIN; bit <= PERF_SAMPLE_STACK_USER; bit <<= 1)
+		if (bit & t->sample_type &
+		    (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)) {
+			le64_put(rec + len, 0);
+			len += 8;
+		}
 	le32_put(rec, PERF_RECORD_SAMPLE);
 	le16_put(rec + 4, misc);
-	le16_put(rec + 6, sizeof(rec));
+	le16_put(rec + 6, (uint16_t)len);
 	le64_put(rec + 8, TCG_SAMPLE_ID);
 	le64_put(rec + 16, s->pc);
 	le32_put(rec + 24, s->pid);
@@ -53,7 +65,7 @@ static void on_sample(void *arg, const struct tcgserver_sample *s)
 	/* The vCPU + 1 in CPU's reserved half (the kernel's is 0): the sync stage's handoff. */
 	le32_put(rec + 44, s->vcpu < UINT32_MAX - 1 ? s->vcpu + 1 : 0);
 	le64_put(rec + 48, 1);
-	if (hostsync__queue(t->hs, -1, rec, sizeof(rec)) == -ENOMEM)
+	if (hostsync__queue(t->hs, -1, rec, len) == -ENOMEM)
 		t->err = -ENOMEM;
 }
 
@@ -70,7 +82,8 @@ static const struct tcgserver_ops ops = {
 	.drops = on_drops,
 };
 
-int rtcg__new(const char *path, struct hostsync *hs, uint32_t event, struct rtcg **out)
+int rtcg__new(const char *path, struct hostsync *hs, uint32_t event, uint64_t sample_type,
+	      struct rtcg **out)
 {
 	struct rtcg *t;
 	int r;
@@ -79,6 +92,7 @@ int rtcg__new(const char *path, struct hostsync *hs, uint32_t event, struct rtcg
 	if (!t)
 		return -ENOMEM;
 	t->hs = hs;
+	t->sample_type = sample_type;
 	r = hostsync__add_event_id(hs, TCG_SAMPLE_ID, event);
 	if (r >= 0)
 		r = tcgserver__new(path ? path : TCGRING_DEFAULT_SOCKET, NULL, &t->srv);

@@ -17,7 +17,7 @@
 
 struct hostsync;
 
-/* What every event samples; the sync stage is set up with the same. */
+/* What every event samples (collector__sample_type() adds the call graph's fields). */
 #define COLLECTOR_SAMPLE_TYPE                                                                      \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
@@ -30,6 +30,17 @@ enum collector_target {
 	COLLECT_CMD,	 /* -- CMD: a child started blocked, its children and threads */
 };
 
+enum collector_callgraph {
+	COLLECT_CG_NONE,
+	COLLECT_CG_FP,	  /* PERF_SAMPLE_CALLCHAIN: kernel and user frames by frame pointers */
+	COLLECT_CG_DWARF, /* kernel frames by the callchain, user frames from a copy of the stack */
+};
+
+/* The user stack copied per sample with COLLECT_CG_DWARF unless told otherwise (perf's too). */
+#define COLLECTOR_DEFAULT_STACK_SIZE 8192
+/* The largest: a record's size is a u16, and it holds the registers and more. */
+#define COLLECTOR_MAX_STACK_SIZE 65000
+
 struct collector_opts {
 	enum collector_target target;
 	pid_t pid;	   /* COLLECT_PID */
@@ -37,6 +48,10 @@ struct collector_opts {
 	const struct event_spec *events;
 	unsigned nevents;    /* at least 1 */
 	unsigned mmap_pages; /* data pages per CPU ring, a power of two; 0 = default */
+	enum collector_callgraph callgraph;
+	uint32_t stack_size; /* COLLECT_CG_DWARF: bytes, a multiple of 8; 0 = the default */
+	uint64_t regs_user; /* COLLECT_CG_DWARF: user registers to copy; 0 = what the unwinder needs
+			     */
 };
 
 /* One event index of the session (a hardware event gives two: host-only, guest-only). */
@@ -56,6 +71,10 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 		   size_t errlen);
 /* Stops, kills a still-running child (SIGTERM) and frees; NULL is fine. */
 void collector__free(struct collector *c);
+
+/* What the events sample, and which user registers: the sync stage is set up with the same. */
+uint64_t collector__sample_type(const struct collector *c);
+uint64_t collector__regs_user(const struct collector *c);
 
 /* Highest online CPU + 1, and how many CPUs are sampled. */
 unsigned collector__ncpus(const struct collector *c);
