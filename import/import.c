@@ -57,6 +57,7 @@ struct pd_attr {
 	uint64_t config, config1, config2;
 	uint64_t period_freq;
 	uint64_t sample_type, read_format, flags;
+	uint64_t regs_user; /* sample_regs_user (attr size 96 on) */
 	uint64_t ids_off, ids_n;
 	bool sampling; /* gets an EVENT_DEF and an event index */
 	uint32_t idx;
@@ -88,7 +89,7 @@ struct pd {
 	struct pd_attr *attrs;
 	size_t nattrs;
 	uint32_t nevents;
-	uint64_t sample_type, read_format;
+	uint64_t sample_type, read_format, regs_user;
 	bool sample_id_all;
 	unsigned ncpus;
 
@@ -280,6 +281,7 @@ static int parse_attrs(struct pd *pd)
 		pa->flags = le64_get(a + 40);
 		pa->config1 = attr_size - 16 >= 64 ? le64_get(a + 56) : 0;
 		pa->config2 = attr_size - 16 >= 72 ? le64_get(a + 64) : 0;
+		pa->regs_user = attr_size - 16 >= 88 ? le64_get(a + 80) : 0;
 		if (ids_size % 8 || !in_file(pd, ids_off, ids_size) || ids_size / 8 > PERF_MAX_IDS)
 			return pd_err(pd, -EBADMSG, "event %zu: ids section is outside the file",
 				      i);
@@ -308,9 +310,10 @@ static int parse_attrs(struct pd *pd)
 		if (!have_sampling) {
 			pd->sample_type = pa->sample_type;
 			pd->read_format = pa->read_format;
+			pd->regs_user = pa->regs_user;
 			have_sampling = true;
 		} else if (pd->sample_type != pa->sample_type ||
-			   pd->read_format != pa->read_format) {
+			   pd->read_format != pa->read_format || pd->regs_user != pa->regs_user) {
 			return pd_err(pd, -ENOTSUP,
 				      "events with different sample_type are not supported");
 		}
@@ -591,6 +594,9 @@ int import__perf_data(const void *buf, size_t len, const struct import_opts *opt
 	memset(&hopts, 0, sizeof(hopts));
 	hopts.sample_type = pd.sample_type;
 	hopts.read_format = pd.read_format;
+	hopts.sample_regs_user = pd.regs_user;
+	/* A perf.data recorded with -g or --call-graph dwarf keeps its stacks. */
+	hopts.callgraph = !!(pd.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER));
 	hopts.sample_id_all = pd.sample_id_all;
 	hopts.ncpus = pd.ncpus ? pd.ncpus : 1;
 	ret = hostsync__new(&hopts, &run.hs);
