@@ -13,9 +13,13 @@ test_expect_failure_exit 'an unknown event name is refused, by name' \
 	'domprof record -e nosuch --session-dir s1 -- true' 'nosuch'
 test_expect_success '... and leaves nothing unreadable behind' 'nothing_or_readable s1'
 
-test_expect_failure_exit '--callgraph is refused with its name' \
-	'domprof record --callgraph --session-dir s2 -- true' 'callgraph|call graph|call-graph'
+test_expect_failure_exit 'an unknown --callgraph mode is refused with its name' \
+	'domprof record --callgraph=lbr --session-dir s2 -- true' 'lbr'
 test_expect_success '... and leaves nothing unreadable behind' 'nothing_or_readable s2'
+test_expect_failure_exit 'a dwarf stack copy over the bound is refused' \
+	'domprof record --callgraph=dwarf,70000 --session-dir s2b -- true' '70000'
+test_expect_failure_exit 'a dwarf stack size that is not a number is refused' \
+	'domprof record --callgraph=dwarf,big --session-dir s2c -- true' 'big'
 
 test_expect_failure_exit '-F together with an event COUNT is refused' \
 	'domprof record -e cpu-clock:100000 -F 1000 --session-dir s3 -- true' \
