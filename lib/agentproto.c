@@ -93,6 +93,22 @@ void ap_frame__encode(const struct ap_hdr *hdr, const uint8_t *payload, uint8_t 
 	ap_frame__encode_hdr(hdr, out + AP_HDR_SIZE, out);
 }
 
+size_t ap_frame__put(uint8_t *out, uint16_t type, uint32_t flags, uint64_t seq,
+		     uint64_t incarnation, const uint8_t *payload, size_t len)
+{
+	struct ap_hdr h = {
+		.version = AP_VERSION,
+		.type = type,
+		.len = (uint32_t)len,
+		.flags = flags,
+		.seq = seq,
+		.incarnation = incarnation,
+	};
+
+	ap_frame__encode(&h, payload, out);
+	return AP_HDR_SIZE + len;
+}
+
 int ap_parser__init(struct ap_parser *p)
 {
 	memset(p, 0, sizeof(*p));

@@ -105,11 +105,9 @@ static ssize_t host__read(struct host *h, int ms)
 static ssize_t host__try_send(int fd, uint16_t type, const uint8_t *payload, size_t len)
 {
 	uint8_t buf[AP_HDR_SIZE + 64];
-	struct ap_hdr h = {.version = AP_VERSION, .type = type, .len = (uint32_t)len};
 
 	assert_true(len <= 64);
-	ap_frame__encode(&h, payload, buf);
-	return write(fd, buf, AP_HDR_SIZE + len);
+	return write(fd, buf, ap_frame__put(buf, type, 0, 0, 0, payload, len));
 }
 
 static void host__send(int fd, uint16_t type, const uint8_t *payload, size_t len)
