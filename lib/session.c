@@ -77,7 +77,8 @@ int session__open_regular(int dirfd, const char *relpath, struct stat *st)
 {
 	int fd, r;
 
-	fd = session__openat(dirfd, relpath, O_RDONLY, 0);
+	/* O_NONBLOCK: opening a FIFO does not wait for a writer (no effect on a regular file). */
+	fd = session__openat(dirfd, relpath, O_RDONLY | O_NONBLOCK, 0);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, st) < 0)

@@ -36,8 +36,8 @@ int session__openat(int dirfd, const char *relpath, int flags, mode_t mode);
 /*
  * session__openat() for reading a regular file, with its fstat in *st.
  * Returns the fd or -errno; -EINVAL (nothing left open) when it is not a
- * regular file, so a FIFO or a directory planted in a session cannot block
- * or confuse a reader.
+ * regular file: a FIFO or a directory planted in a session neither blocks
+ * nor confuses a reader.
  */
 int session__open_regular(int dirfd, const char *relpath, struct stat *st);
 
