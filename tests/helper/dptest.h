@@ -155,5 +155,7 @@ void treport__put_samples(int dfd, const char *rel, bool is_kernel, uint32_t cou
 
 /* The report o loads, written in fmt, NUL-terminated; free() it. Fails the test. */
 char *treport__must_render(const struct report_opts *o, enum report_format fmt);
+/* The report o loads, written in fmt, is want to the letter. Fails the test. */
+void treport__assert_render(const struct report_opts *o, enum report_format fmt, const char *want);
 
 #endif

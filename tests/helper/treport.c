@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -60,4 +61,12 @@ char *treport__must_render(const struct report_opts *o, enum report_format fmt)
 	fclose(f);
 	report__free(r);
 	return buf;
+}
+
+void treport__assert_render(const struct report_opts *o, enum report_format fmt, const char *want)
+{
+	char *out = treport__must_render(o, fmt);
+
+	assert_string_equal(out, want);
+	free(out);
 }

@@ -616,6 +616,17 @@ static void free_lines(char **lines, int n)
 	free(lines);
 }
 
+/* The whole of the meta file at path. */
+static void assert_meta(int dirfd, const char *path, const char *want)
+{
+	char *data;
+	size_t len;
+
+	assert_int_equal(meta__read_file(dirfd, path, 1 << 24, &data, &len), 0);
+	assert_string_equal(data, want);
+	free(data);
+}
+
 static void test_meta_files(void **state)
 {
 	struct fixture *f = *state;
@@ -626,23 +637,13 @@ static void test_meta_files(void **state)
 	hostile_stream(&f->b);
 	run(f->dirfd, DP_SEP_CPU, &f->b, 0);
 
-	n = meta_lines(f->dirfd, "meta/session", &l);
-	assert_string_equal(l[0], "domprof-session 1");
-	assert_string_equal(l[1], "start_ns=1000");
-	assert_string_equal(l[2], "end_ns=9000");
-	assert_string_equal(l[3], "ncpus=4");
-	assert_string_equal(l[4], "timer_mode=1");
-	assert_string_equal(l[5], "separate=cpu");
-	assert_string_equal(l[6], "complete=1");
-	assert_int_equal(n, 7);
-	free_lines(l, n);
-
-	n = meta_lines(f->dirfd, "meta/events", &l);
-	assert_int_equal(n, 3);
-	assert_string_equal(l[0], "0\tcpu-clock\t1\t0\t250000\t0\t0\t3");
-	assert_string_equal(l[1], "1\t../../../ev/x\t1\t0\t250000\t0\t0\t3");
-	assert_string_equal(l[2], "5\tother\t1\t0\t250000\t0\t0\t3");
-	free_lines(l, n);
+	assert_meta(f->dirfd, "meta/session",
+		    "domprof-session 1\nstart_ns=1000\nend_ns=9000\nncpus=4\ntimer_mode=1\n"
+		    "separate=cpu\ncomplete=1\n");
+	assert_meta(f->dirfd, "meta/events",
+		    "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n"
+		    "1\t../../../ev/x\t1\t0\t250000\t0\t0\t3\n"
+		    "5\tother\t1\t0\t250000\t0\t0\t3\n");
 
 	n = meta_lines(f->dirfd, "meta/images", &l);
 	assert_string_equal(l[0],
@@ -660,17 +661,11 @@ static void test_meta_files(void **state)
 	assert_int_equal(n, 3 + 7 + 1);
 	free_lines(l, n);
 
-	n = meta_lines(f->dirfd, "meta/kallsyms", &l);
-	assert_int_equal(n, 3);
-	assert_string_equal(l[0], "0000000000001000\t10\tt\ta_sym");
-	assert_string_equal(l[1], "0000000000002000\t10\tT\tb%0Asym");
-	assert_string_equal(l[2], "module\tmod\t000000000000a000\t1000");
-	free_lines(l, n);
-
-	n = meta_lines(f->dirfd, "meta/tasks", &l);
-	assert_int_equal(n, 1);
-	assert_string_equal(l[0], "5\t5\tevil%0A%09name%25");
-	free_lines(l, n);
+	assert_meta(f->dirfd, "meta/kallsyms",
+		    "0000000000001000\t10\tt\ta_sym\n"
+		    "0000000000002000\t10\tT\tb%0Asym\n"
+		    "module\tmod\t000000000000a000\t1000\n");
+	assert_meta(f->dirfd, "meta/tasks", "5\t5\tevil%0A%09name%25\n");
 	n = meta_lines(f->dirfd, "domains/..%2F../meta/tasks", &l);
 	assert_int_equal(n, 1);
 	free_lines(l, n);
@@ -744,16 +739,6 @@ static void w_wait(struct dp_words *b, uint64_t dom, uint64_t vcpu, uint64_t tid
 		   uint64_t wait, uint64_t run)
 {
 	twords__rec(b, DP_CODE_VCPU_WAIT, (uint64_t[]){dom, vcpu, tid, ns, wait, run}, 6);
-}
-
-static void assert_meta(int dirfd, const char *path, const char *want)
-{
-	char *data;
-	size_t len;
-
-	assert_int_equal(meta__read_file(dirfd, path, 1 << 24, &data, &len), 0);
-	assert_string_equal(data, want);
-	free(data);
 }
 
 static ino_t inode_of(int dirfd, const char *path)

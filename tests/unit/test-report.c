@@ -215,38 +215,34 @@ static int teardown_all(void **state)
 static void test_csv_images(void **state)
 {
 	struct report_opts o = {.session_dir = sess};
-	char *out;
 
 	(void)state;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,samples,percent,event\n"
-				 "vm1,guest-kernel,vmlinux,10,40.0000,cpu-clock\n"
-				 "host,host-kernel,vmlinux,8,32.0000,cpu-clock\n"
-				 "host,host-user,/nonexistent/app,4,16.0000,cpu-clock\n"
-				 "host,host-user,[vdso],2,8.0000,cpu-clock\n"
-				 "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
-				 "e\\f\",1,4.0000,cpu-clock\n"
-				 "host,host-kernel,vmlinux,4,100.0000,weird.ev\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       "domain,mode,image,samples,percent,event\n"
+			       "vm1,guest-kernel,vmlinux,10,40.0000,cpu-clock\n"
+			       "host,host-kernel,vmlinux,8,32.0000,cpu-clock\n"
+			       "host,host-user,/nonexistent/app,4,16.0000,cpu-clock\n"
+			       "host,host-user,[vdso],2,8.0000,cpu-clock\n"
+			       "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
+			       "e\\f\",1,4.0000,cpu-clock\n"
+			       "host,host-kernel,vmlinux,4,100.0000,weird.ev\n");
 }
 
 static void test_csv_symbols(void **state)
 {
 	struct report_opts o = {.session_dir = sess, .symbols = true};
-	char *out;
 
 	(void)state;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event\n"
-				 "vm1,guest-kernel,vmlinux,[unknown],10,40.0000,cpu-clock\n"
-				 "host,host-kernel,vmlinux,startup_64,5,20.0000,cpu-clock\n"
-				 "host,host-user,/nonexistent/app,[unknown],4,16.0000,cpu-clock\n"
-				 "host,host-kernel,vmlinux,early_fn,3,12.0000,cpu-clock\n"
-				 "host,host-user,[vdso],[unknown],2,8.0000,cpu-clock\n"
-				 "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
-				 "e\\f\",[unknown],1,4.0000,cpu-clock\n"
-				 "host,host-kernel,vmlinux,startup_64,4,100.0000,weird.ev\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       "domain,mode,image,symbol,samples,percent,event\n"
+			       "vm1,guest-kernel,vmlinux,[unknown],10,40.0000,cpu-clock\n"
+			       "host,host-kernel,vmlinux,startup_64,5,20.0000,cpu-clock\n"
+			       "host,host-user,/nonexistent/app,[unknown],4,16.0000,cpu-clock\n"
+			       "host,host-kernel,vmlinux,early_fn,3,12.0000,cpu-clock\n"
+			       "host,host-user,[vdso],[unknown],2,8.0000,cpu-clock\n"
+			       "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
+			       "e\\f\",[unknown],1,4.0000,cpu-clock\n"
+			       "host,host-kernel,vmlinux,startup_64,4,100.0000,weird.ev\n");
 }
 
 static void test_filters(void **state)
@@ -254,25 +250,22 @@ static void test_filters(void **state)
 	struct report_opts o = {.session_dir = sess, .domain = "host", .event = "cpu-clock"};
 	struct report *r;
 	char err[512];
-	char *out;
 
 	(void)state;
 	/* Percentages are of the selection: the host's 15 cpu-clock samples. */
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,samples,percent,event\n"
-				 "host,host-kernel,vmlinux,8,53.3333,cpu-clock\n"
-				 "host,host-user,/nonexistent/app,4,26.6667,cpu-clock\n"
-				 "host,host-user,[vdso],2,13.3333,cpu-clock\n"
-				 "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
-				 "e\\f\",1,6.6667,cpu-clock\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       "domain,mode,image,samples,percent,event\n"
+			       "host,host-kernel,vmlinux,8,53.3333,cpu-clock\n"
+			       "host,host-user,/nonexistent/app,4,26.6667,cpu-clock\n"
+			       "host,host-user,[vdso],2,13.3333,cpu-clock\n"
+			       "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
+			       "e\\f\",1,6.6667,cpu-clock\n");
 
 	o.domain = "vm1";
 	o.symbols = true;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event\n"
-				 "vm1,guest-kernel,vmlinux,[unknown],10,100.0000,cpu-clock\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       "domain,mode,image,symbol,samples,percent,event\n"
+			       "vm1,guest-kernel,vmlinux,[unknown],10,100.0000,cpu-clock\n");
 
 	o.domain = "no-such-domain";
 	assert_int_equal(report__load(&o, &r, err, sizeof(err)), -ESRCH);
@@ -375,45 +368,39 @@ static void test_json(void **state)
 static void test_domain_table_csv(void **state)
 {
 	struct report_opts o = {.session_dir = dsess, .table = REPORT_TABLE_DOMAINS};
-	char *out;
 
 	(void)state;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, DOM_HEADER "host,55,55.0000,0,0,0,0,30,25,0,cpu-clock\n"
-					    "web,35,35.0000,10,15,0,10,0,0,2000000000,cpu-clock\n"
-					    "\"db\nx\",10,10.0000,0,0,10,0,0,0,0,cpu-clock\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       DOM_HEADER "host,55,55.0000,0,0,0,0,30,25,0,cpu-clock\n"
+					  "web,35,35.0000,10,15,0,10,0,0,2000000000,cpu-clock\n"
+					  "\"db\nx\",10,10.0000,0,0,10,0,0,0,0,cpu-clock\n");
 
 	/* --domain narrows the table too; percentages are of the selection */
 	o.domain = "web";
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out,
-			    DOM_HEADER "web,35,100.0000,10,15,0,10,0,0,2000000000,cpu-clock\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       DOM_HEADER "web,35,100.0000,10,15,0,10,0,0,2000000000,cpu-clock\n");
 
 	/* the old table is unchanged without --table */
 	o.table = REPORT_TABLE_ALL;
 	o.symbols = true;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event\n"
-				 "web,guest-user,[guest-user],[unknown],15,42.8571,cpu-clock\n"
-				 "web,guest-kernel,[guest-kernel],[unknown],10,28.5714,cpu-clock\n"
-				 "web,host-user,/nonexistent/qemu,[unknown],6,17.1429,cpu-clock\n"
-				 "web,host-kernel,vmlinux,[unknown],4,11.4286,cpu-clock\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       "domain,mode,image,symbol,samples,percent,event\n"
+			       "web,guest-user,[guest-user],[unknown],15,42.8571,cpu-clock\n"
+			       "web,guest-kernel,[guest-kernel],[unknown],10,28.5714,cpu-clock\n"
+			       "web,host-user,/nonexistent/qemu,[unknown],6,17.1429,cpu-clock\n"
+			       "web,host-kernel,vmlinux,[unknown],4,11.4286,cpu-clock\n");
 
 	o.domain = NULL;
 	o.symbols = false;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,samples,percent,event\n"
-				 "host,host-kernel,vmlinux,30,30.0000,cpu-clock\n"
-				 "host,host-user,/nonexistent/app,25,25.0000,cpu-clock\n"
-				 "web,guest-user,[guest-user],15,15.0000,cpu-clock\n"
-				 "\"db\nx\",guest,[guest],10,10.0000,cpu-clock\n"
-				 "web,guest-kernel,[guest-kernel],10,10.0000,cpu-clock\n"
-				 "web,host-user,/nonexistent/qemu,6,6.0000,cpu-clock\n"
-				 "web,host-kernel,vmlinux,4,4.0000,cpu-clock\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       "domain,mode,image,samples,percent,event\n"
+			       "host,host-kernel,vmlinux,30,30.0000,cpu-clock\n"
+			       "host,host-user,/nonexistent/app,25,25.0000,cpu-clock\n"
+			       "web,guest-user,[guest-user],15,15.0000,cpu-clock\n"
+			       "\"db\nx\",guest,[guest],10,10.0000,cpu-clock\n"
+			       "web,guest-kernel,[guest-kernel],10,10.0000,cpu-clock\n"
+			       "web,host-user,/nonexistent/qemu,6,6.0000,cpu-clock\n"
+			       "web,host-kernel,vmlinux,4,4.0000,cpu-clock\n");
 }
 
 static void test_domain_table_text(void **state)
@@ -508,12 +495,11 @@ static void test_domain_table_pair(void **state)
 	free(out);
 
 	o.table = REPORT_TABLE_DOMAINS;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, DOM_HEADER "host,40,80.0000,0,0,0,0,40,0,0,cycles\n"
-					    "web,10,20.0000,0,0,0,10,0,0,0,cycles\n"
-					    "web,50,100.0000,30,20,0,0,0,0,0,cycles:guest\n"
-					    "host,0,0.0000,0,0,0,0,0,0,0,cycles:guest\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       DOM_HEADER "host,40,80.0000,0,0,0,0,40,0,0,cycles\n"
+					  "web,10,20.0000,0,0,0,10,0,0,0,cycles\n"
+					  "web,50,100.0000,30,20,0,0,0,0,0,cycles:guest\n"
+					  "host,0,0.0000,0,0,0,0,0,0,0,cycles:guest\n");
 }
 
 static void test_empty_and_not_a_session(void **state)
@@ -523,9 +509,7 @@ static void test_empty_and_not_a_session(void **state)
 	char err[512], *out;
 
 	(void)state;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,samples,percent,event\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV, "domain,mode,image,samples,percent,event\n");
 	out = treport__must_render(&o, REPORT_TEXT);
 	assert_non_null(strstr(out, "No samples"));
 	assert_non_null(strstr(out, "Lost records: 0, throttled: 0, dropped samples: 0\n"));
