@@ -219,6 +219,12 @@ static struct counts read_file(int dirfd, const char *path, struct odb_header *h
 	return c;
 }
 
+/* The sample file at path holds total samples. */
+static void assert_samples(int dirfd, const char *path, uint64_t total)
+{
+	assert_int_equal(read_file(dirfd, path, NULL).total, total);
+}
+
 static void test_samples_and_paths(void **state)
 {
 	struct fixture *f = *state;
@@ -265,29 +271,17 @@ static void test_separate_thread_cpu_lib(void **state)
 	st = run(f->dirfd, DP_SEP_THREAD | DP_SEP_CPU | DP_SEP_LIB, &f->b, 0);
 	assert_int_equal(st.samples, BASIC_SAMPLES);
 	/* libc: 4 on cpu 0 in 100/101, 1 + 2 on cpu 1 in 200/200 (two image ids, one file) */
-	assert_int_equal(read_file(f->dirfd,
-				   "samples/current/{root}/usr/bin/app/{dep}/{root}/lib/libc.so.6/"
-				   "cpu-clock.250000.0.100.101.0",
-				   NULL)
-				 .total,
-			 4);
-	assert_int_equal(read_file(f->dirfd,
-				   "samples/current/{root}/usr/bin/app/{dep}/{root}/lib/libc.so.6/"
-				   "cpu-clock.250000.0.200.200.1",
-				   NULL)
-				 .total,
-			 3);
+	assert_samples(f->dirfd,
+		       "samples/current/{root}/usr/bin/app/{dep}/{root}/lib/libc.so.6/"
+		       "cpu-clock.250000.0.100.101.0",
+		       4);
+	assert_samples(f->dirfd,
+		       "samples/current/{root}/usr/bin/app/{dep}/{root}/lib/libc.so.6/"
+		       "cpu-clock.250000.0.200.200.1",
+		       3);
 	/* the kernel is not separated by lib: its own app */
-	assert_int_equal(read_file(f->dirfd,
-				   "samples/current/" KERN_DIR "/cpu-clock.250000.0.200.200.1",
-				   NULL)
-				 .total,
-			 5);
-	assert_int_equal(read_file(f->dirfd,
-				   "samples/current/" KERN_DIR "/cpu-clock.250000.0.100.101.1",
-				   NULL)
-				 .total,
-			 1);
+	assert_samples(f->dirfd, "samples/current/" KERN_DIR "/cpu-clock.250000.0.200.200.1", 5);
+	assert_samples(f->dirfd, "samples/current/" KERN_DIR "/cpu-clock.250000.0.100.101.1", 1);
 }
 
 static void test_bad_input(void **state)
@@ -374,8 +368,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(daemon__sync(d), 0);
 	daemon__free(d);
 
-	assert_int_equal(
-		read_file(f->dirfd, "samples/current/" APP_DIR TAIL("cpu-clock"), NULL).total, 3);
+	assert_samples(f->dirfd, "samples/current/" APP_DIR TAIL("cpu-clock"), 3);
 	{
 		char *data;
 		size_t len;
@@ -503,13 +496,11 @@ static void test_hostile_names_stay_inside(void **state)
 	}
 	tree_fini(&t);
 	/* the guest domain went to domains/, mangled */
-	assert_int_equal(read_file(f->dirfd,
-				   "domains/..%2F../samples/current/"
-				   "{root}/%2E%2E/%2E%2E/etc/x/{dep}/{root}/%2E%2E/%2E%2E/etc/x/"
-				   "cpu-clock.250000.0.all.all.all",
-				   NULL)
-				 .total,
-			 2);
+	assert_samples(f->dirfd,
+		       "domains/..%2F../samples/current/"
+		       "{root}/%2E%2E/%2E%2E/etc/x/{dep}/{root}/%2E%2E/%2E%2E/etc/x/"
+		       "cpu-clock.250000.0.all.all.all",
+		       2);
 }
 
 static void test_planted_symlink(void **state)
@@ -527,7 +518,7 @@ static void test_planted_symlink(void **state)
 	assert_int_equal(st.samples, 6);
 	assert_int_equal(st.write_errors, BASIC_SAMPLES - 6);
 	assert_int_equal(st.first_write_error, -ELOOP);
-	assert_int_equal(read_file(f->dirfd, KERN_FILE, NULL).total, 6);
+	assert_samples(f->dirfd, KERN_FILE, 6);
 	outfd = open(f->outside, O_RDONLY | O_DIRECTORY);
 	walk(outfd, "", &t);
 	close(outfd);
@@ -704,16 +695,10 @@ static void test_domains(void **state)
 	st = run(f->dirfd, 0, &f->b, 0);
 	assert_int_equal(st.samples, 10);
 	assert_int_equal(st.bad_records, 2);
-	assert_int_equal(
-		read_file(f->dirfd, "domains/web/samples/current/" APP_DIR TAIL("cpu-clock"), NULL)
-			.total,
-		6);
-	assert_int_equal(
-		read_file(f->dirfd,
-			  "domains/web@aabbccdd/samples/current/" APP_DIR TAIL("cpu-clock"), NULL)
-			.total,
-		3);
-	assert_int_equal(read_file(f->dirfd, APP_FILE, NULL).total, 1);
+	assert_samples(f->dirfd, "domains/web/samples/current/" APP_DIR TAIL("cpu-clock"), 6);
+	assert_samples(f->dirfd, "domains/web@aabbccdd/samples/current/" APP_DIR TAIL("cpu-clock"),
+		       3);
+	assert_samples(f->dirfd, APP_FILE, 1);
 }
 
 /* ---- domain metadata ---- */
@@ -939,15 +924,9 @@ static void test_event_pair(void **state)
 		    "1\tcycles:guest\t0\t0\t100000\t0\t0\t19\n"
 		    "2\tcycles:guest:2\t0\t0\t100000\t0\t0\t19\n"
 		    "3\tcycles:3\t0\t0\t100000\t0\t0\t3\n");
-	assert_int_equal(
-		read_file(f->dirfd, "samples/current/" APP_DIR "/cycles.100000.0.all.all.all", NULL)
-			.total,
-		3);
-	assert_int_equal(read_file(f->dirfd,
-				   "samples/current/" APP_DIR "/cycles:guest.100000.0.all.all.all",
-				   NULL)
-				 .total,
-			 2);
+	assert_samples(f->dirfd, "samples/current/" APP_DIR "/cycles.100000.0.all.all.all", 3);
+	assert_samples(f->dirfd, "samples/current/" APP_DIR "/cycles:guest.100000.0.all.all.all",
+		       2);
 }
 
 /* More sample files than may stay open: closed and reopened, nothing lost. */
@@ -1294,24 +1273,18 @@ static void test_guest_separate(void **state)
 	twords__samples(&f->b, 0x10, EV_CLOCK, 4, false);
 	st = run(f->dirfd, DP_SEP_LIB | DP_SEP_KERNEL, &f->b, 0);
 	assert_int_equal(st.samples, 9);
-	assert_int_equal(read_file(f->dirfd,
-				   "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
-				   "{root}/lib/libc.so.6" TAIL("cpu-clock"),
-				   NULL)
-				 .total,
-			 2);
-	assert_int_equal(read_file(f->dirfd,
-				   "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
-				   "{kern}/vmlinux-aabb" TAIL("cpu-clock"),
-				   NULL)
-				 .total,
-			 3);
-	assert_int_equal(read_file(f->dirfd,
-				   "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
-				   "{kern}/vmlinux-ccdd" TAIL("cpu-clock"),
-				   NULL)
-				 .total,
-			 4);
+	assert_samples(f->dirfd,
+		       "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
+		       "{root}/lib/libc.so.6" TAIL("cpu-clock"),
+		       2);
+	assert_samples(f->dirfd,
+		       "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
+		       "{kern}/vmlinux-aabb" TAIL("cpu-clock"),
+		       3);
+	assert_samples(f->dirfd,
+		       "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
+		       "{kern}/vmlinux-ccdd" TAIL("cpu-clock"),
+		       4);
 	n = meta_lines(f->dirfd, "meta/images", &l);
 	assert_int_equal(n, 3);
 	assert_string_equal(l[1], "web\tguest-kernel\tkernel\t{kern}/vmlinux-aabb\t-\t1700000000\t"
