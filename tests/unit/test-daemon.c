@@ -618,6 +618,22 @@ static void assert_meta(int dirfd, const char *path, const char *want)
 	free(data);
 }
 
+/* The meta file at path has n lines and begins with head. */
+static void assert_meta_head(int dirfd, const char *path, int n, const char *head)
+{
+	int lines = 0;
+	char *data;
+	size_t len;
+
+	assert_int_equal(meta__read_file(dirfd, path, 1 << 24, &data, &len), 0);
+	for (size_t i = 0; i < len; i++)
+		lines += data[i] == '\n';
+	assert_int_equal(lines, n);
+	assert_true(len >= strlen(head));
+	assert_memory_equal(data, head, strlen(head));
+	free(data);
+}
+
 static void test_meta_files(void **state)
 {
 	struct fixture *f = *state;
@@ -859,15 +875,16 @@ static void test_domain_meta(void **state)
 	assert_meta(f->dirfd, EVIL_DIR "/meta/threads", "600\t601\tvcpu\t0\ta%09b%0Ac%25\n");
 	assert_meta(f->dirfd, EVIL_DIR "/meta/vcpu-wait", "0\t601\t18446744073709551615\t2\n");
 
+	assert_meta_head(f->dirfd, "domains/web@aabbccdd/meta/domain", 7 + 256 + 1,
+			 "name=web\n"
+			 "uuid=aabbccdd-0000-0001-0000-000000000002\n"
+			 "source=vmm-pid\n"
+			 "accel=unknown\n"
+			 "tainted=0\n"
+			 "pid=800\n"
+			 "started_ns=10000\n"
+			 "life=10000 started\n");
 	n = meta_lines(f->dirfd, "domains/web@aabbccdd/meta/domain", &l);
-	assert_int_equal(n, 7 + 256 + 1);
-	assert_string_equal(l[1], "uuid=aabbccdd-0000-0001-0000-000000000002");
-	assert_string_equal(l[2], "source=vmm-pid");
-	assert_string_equal(l[3], "accel=unknown");
-	assert_string_equal(l[4], "tainted=0");
-	assert_string_equal(l[5], "pid=800");
-	assert_string_equal(l[6], "started_ns=10000");
-	assert_string_equal(l[7], "life=10000 started");
 	assert_string_equal(l[262], "life=10255 stopped");
 	assert_string_equal(l[263], "life_dropped=3");
 	free_lines(l, n);
@@ -1464,17 +1481,17 @@ static void test_agent_meta(void **state)
 	assert_false(exists(f->dirfd, "domains/quiet/meta/agent"));
 	assert_false(exists(f->dirfd, "meta/agent"));
 
+	assert_meta_head(f->dirfd, "domains/noisy/meta/agent", 8 + 1024 + 4096,
+			 "incarnations=1026\n"
+			 "kernel_release=noisy-kernel\n"
+			 "kernel_build_id=abcd\n"
+			 "agent_version=3\n"
+			 "agent_dropped_frames=0\n"
+			 "agent_lost_records=4\n"
+			 "hellos_dropped=2\n"
+			 "gaps_dropped=3\n"
+			 "hello=3500000000 0000000000000064\n");
 	n = meta_lines(f->dirfd, "domains/noisy/meta/agent", &l);
-	assert_int_equal(n, 8 + 1024 + 4096);
-	assert_string_equal(l[0], "incarnations=1026");
-	assert_string_equal(l[1], "kernel_release=noisy-kernel");
-	assert_string_equal(l[2], "kernel_build_id=abcd");
-	assert_string_equal(l[3], "agent_version=3");
-	assert_string_equal(l[4], "agent_dropped_frames=0");
-	assert_string_equal(l[5], "agent_lost_records=4");
-	assert_string_equal(l[6], "hellos_dropped=2");
-	assert_string_equal(l[7], "gaps_dropped=3");
-	assert_string_equal(l[8], "hello=3500000000 0000000000000064");
 	assert_string_equal(l[8 + 1023], "hello=3500000000 0000000000000463");
 	assert_string_equal(l[8 + 1024], "gap=0 1 1 silent");
 	assert_string_equal(l[8 + 1024 + 4095], "gap=4095 4096 1 silent");
