@@ -21,20 +21,10 @@ static size_t out_len;
 
 static void frame(uint16_t type, uint64_t seq, uint64_t inc, const struct ap_wr *w)
 {
-	struct ap_hdr h = {
-		.version = AP_VERSION,
-		.type = type,
-		.len = (uint32_t)w->len,
-		.flags = seq ? AP_FLAG_SEQUENCED : 0,
-		.seq = seq,
-		.incarnation = inc,
-	};
-
 	if (out_len + AP_HDR_SIZE + w->len > sizeof(out))
 		return;
-	ap_frame__encode_hdr(&h, w->p, out + out_len);
-	memcpy(out + out_len + AP_HDR_SIZE, w->p, w->len);
-	out_len += AP_HDR_SIZE + w->len;
+	out_len += ap_frame__put(out + out_len, type, seq ? AP_FLAG_SEQUENCED : 0, seq, inc, w->p,
+				 w->len);
 }
 
 static void hello(uint64_t inc, uint8_t boot)

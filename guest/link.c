@@ -152,25 +152,17 @@ static bool link__drop_oldest(struct link *l)
 uint64_t link__send(struct link *l, uint16_t type, const uint8_t *payload, size_t len)
 {
 	struct link_frame *f;
-	struct ap_hdr h = {
-		.version = AP_VERSION,
-		.type = type,
-		.flags = AP_FLAG_SEQUENCED,
-		.incarnation = l->incarnation,
-	};
 
 	if (len > AP_MAX_PAYLOAD)
 		return 0;
 	f = malloc(sizeof(*f) + AP_HDR_SIZE + len);
 	if (!f)
 		return 0;
-	h.len = (uint32_t)len;
-	h.seq = l->next_seq++;
-	ap_frame__encode(&h, payload, f->data);
 	f->next = NULL;
-	f->seq = h.seq;
+	f->seq = l->next_seq++;
 	f->type = type;
-	f->len = AP_HDR_SIZE + len;
+	f->len = ap_frame__put(f->data, type, AP_FLAG_SEQUENCED, f->seq, l->incarnation, payload,
+			       len);
 	while (l->bytes + f->len > l->max_bytes && link__drop_oldest(l))
 		;
 	if (l->tail)
@@ -186,11 +178,6 @@ uint64_t link__send(struct link *l, uint16_t type, const uint8_t *payload, size_
 
 int link__send_unseq(struct link *l, uint16_t type, const uint8_t *payload, size_t len)
 {
-	/* No seq, but the incarnation: the host takes a PONG of its current one only. */
-	struct ap_hdr h = {.version = AP_VERSION,
-			   .type = type,
-			   .len = (uint32_t)len,
-			   .incarnation = l->incarnation};
 	uint8_t *buf;
 
 	if (len > AP_MAX_PAYLOAD)
@@ -200,9 +187,9 @@ int link__send_unseq(struct link *l, uint16_t type, const uint8_t *payload, size
 	buf = malloc(AP_HDR_SIZE + len);
 	if (!buf)
 		return -ENOMEM;
-	ap_frame__encode(&h, payload, buf);
+	/* No seq, but the incarnation: the host takes a PONG of its current one only. */
 	l->urgent[l->n_urgent] = buf;
-	l->urgent_len[l->n_urgent++] = AP_HDR_SIZE + len;
+	l->urgent_len[l->n_urgent++] = ap_frame__put(buf, type, 0, 0, l->incarnation, payload, len);
 	return 0;
 }
 

@@ -93,6 +93,22 @@ void ap_frame__encode(const struct ap_hdr *hdr, const uint8_t *payload, uint8_t 
 	ap_frame__encode_hdr(hdr, out + AP_HDR_SIZE, out);
 }
 
+size_t ap_frame__put(uint8_t *out, uint16_t type, uint32_t flags, uint64_t seq,
+		     uint64_t incarnation, const uint8_t *payload, size_t len)
+{
+	struct ap_hdr h = {
+		.version = AP_VERSION,
+		.type = type,
+		.len = (uint32_t)len,
+		.flags = flags,
+		.seq = seq,
+		.incarnation = incarnation,
+	};
+
+	ap_frame__encode(&h, payload, out);
+	return AP_HDR_SIZE + len;
+}
+
 int ap_parser__init(struct ap_parser *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -364,17 +380,22 @@ void ap_wr__bytes(struct ap_wr *w, const void *p, size_t n)
 		memcpy(q, p, n);
 }
 
+/* wr__take() for a field of n bytes holding a length len that may be at most max. */
+static uint8_t *wr__take_field(struct ap_wr *w, size_t len, size_t max, size_t n)
+{
+	if (w->err)
+		return NULL;
+	if (len > max) {
+		w->err = -EINVAL;
+		return NULL;
+	}
+	return wr__take(w, n);
+}
+
 void ap_wr__str(struct ap_wr *w, const char *s, size_t len)
 {
-	uint8_t *q;
+	uint8_t *q = wr__take_field(w, len, AP_MAX_STR, 2 + len);
 
-	if (w->err)
-		return;
-	if (len > AP_MAX_STR) {
-		w->err = -EINVAL;
-		return;
-	}
-	q = wr__take(w, 2 + len);
 	if (!q)
 		return;
 	le16_put(q, (uint16_t)len);
@@ -384,15 +405,8 @@ void ap_wr__str(struct ap_wr *w, const char *s, size_t len)
 
 void ap_wr__build_id(struct ap_wr *w, const uint8_t *bid, size_t len)
 {
-	uint8_t *q;
+	uint8_t *q = wr__take_field(w, len, AP_BUILD_ID_MAX, 1 + AP_BUILD_ID_MAX);
 
-	if (w->err)
-		return;
-	if (len > AP_BUILD_ID_MAX) {
-		w->err = -EINVAL;
-		return;
-	}
-	q = wr__take(w, 1 + AP_BUILD_ID_MAX);
 	if (!q)
 		return;
 	q[0] = (uint8_t)len;

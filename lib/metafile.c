@@ -154,17 +154,9 @@ int meta__read_file(int dirfd, const char *relpath, size_t max, char **data, siz
 	*len = 0;
 	if (max >= SIZE_MAX - 1)
 		return -EINVAL;
-	fd = session__openat(dirfd, relpath, O_RDONLY, 0);
+	fd = session__open_regular(dirfd, relpath, &st);
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = -EINVAL;
-		goto out_close;
-	}
 	if ((uint64_t)st.st_size > max) {
 		r = -EFBIG;
 		goto out_close;

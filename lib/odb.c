@@ -409,15 +409,12 @@ int odb__read(int dirfd, const char *relpath, struct odb_header *hdr, odb_node_c
 	long cur;
 	int fd, r = 0;
 
-	fd = session__openat(dirfd, relpath, O_RDONLY, 0);
+	fd = session__open_regular(dirfd, relpath, &st);
+	if (fd == -EINVAL)
+		return -EBADMSG; /* not a regular file: not a sample file */
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size < ODB_DATA_OFF ||
-	    (uint64_t)st.st_size > odb_file_size(ODB_MAX_NODES)) {
+	if (st.st_size < ODB_DATA_OFF || (uint64_t)st.st_size > odb_file_size(ODB_MAX_NODES)) {
 		r = -EBADMSG;
 		goto out_close;
 	}

@@ -73,6 +73,24 @@ int session__openat(int dirfd, const char *relpath, int flags, mode_t mode)
 	return openat2_safe(dirfd, relpath, flags, mode);
 }
 
+int session__open_regular(int dirfd, const char *relpath, struct stat *st)
+{
+	int fd, r;
+
+	/* O_NONBLOCK: opening a FIFO does not wait for a writer (no effect on a regular file). */
+	fd = session__openat(dirfd, relpath, O_RDONLY | O_NONBLOCK, 0);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, st) < 0)
+		r = -errno;
+	else if (!S_ISREG(st->st_mode))
+		r = -EINVAL;
+	else
+		return fd;
+	close(fd);
+	return r;
+}
+
 int session__mkdirs(int dirfd, const char *relpath)
 {
 	char comp[NAME_MAX + 1];

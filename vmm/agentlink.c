@@ -229,15 +229,7 @@ static void sync_malformed(struct agentlink *l)
 
 static void out_frame(struct agentlink *l, uint16_t type, const uint8_t *payload, size_t len)
 {
-	struct ap_hdr h = {
-		.version = AP_VERSION,
-		.type = type,
-		.len = (uint32_t)len,
-	};
-
-	ap_frame__encode_hdr(&h, payload, l->out);
-	memcpy(l->out + AP_HDR_SIZE, payload, len);
-	l->out_len = AP_HDR_SIZE + len;
+	l->out_len = ap_frame__put(l->out, type, 0, 0, 0, payload, len);
 	l->out_off = 0;
 }
 

@@ -61,6 +61,12 @@ void ap_frame__encode_hdr(const struct ap_hdr *hdr, const uint8_t *payload,
 			  uint8_t out[AP_HDR_SIZE]);
 /* Encode a whole frame (header + payload) into out (AP_HDR_SIZE + len bytes). */
 void ap_frame__encode(const struct ap_hdr *hdr, const uint8_t *payload, uint8_t *out);
+/*
+ * Encode a whole frame of this protocol version from its fields (flags 0 or
+ * AP_FLAG_SEQUENCED) into out; returns its size, AP_HDR_SIZE + len.
+ */
+size_t ap_frame__put(uint8_t *out, uint16_t type, uint32_t flags, uint64_t seq,
+		     uint64_t incarnation, const uint8_t *payload, size_t len);
 
 /*
  * Incremental frame parser over a byte stream: feed what arrived, take

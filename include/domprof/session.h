@@ -8,10 +8,11 @@
 #ifndef DOMPROF_SESSION_H
 #define DOMPROF_SESSION_H
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* Marker file that makes a directory a domprof session. */
-#define DP_SESSION_MARKER "meta/session"
+#define DP_SESSION_MARKER      "meta/session"
 #define DP_SESSION_DEFAULT_DIR "domprof_data"
 
 /*
@@ -31,6 +32,14 @@ int session__open(const char *path);
 
 /* openat2 beneath dirfd, refusing symlinks and "..". Returns fd or -errno. */
 int session__openat(int dirfd, const char *relpath, int flags, mode_t mode);
+
+/*
+ * session__openat() for reading a regular file, with its fstat in *st.
+ * Returns the fd or -errno; -EINVAL (nothing left open) when it is not a
+ * regular file: a FIFO or a directory planted in a session neither blocks
+ * nor confuses a reader.
+ */
+int session__open_regular(int dirfd, const char *relpath, struct stat *st);
 
 /* mkdir -p beneath dirfd (mode 0700), each component checked by openat2. */
 int session__mkdirs(int dirfd, const char *relpath);

@@ -194,17 +194,8 @@ static void put(const uint8_t *p, size_t n)
 static void send_frame(uint16_t type, const uint8_t *pl, size_t len, bool sequenced,
 		       uint64_t use_seq, uint64_t inc)
 {
-	struct ap_hdr h = {
-		.version = AP_VERSION,
-		.type = type,
-		.len = (uint32_t)len,
-		.flags = sequenced ? AP_FLAG_SEQUENCED : 0,
-		.seq = use_seq,
-		.incarnation = inc,
-	};
-
-	ap_frame__encode(&h, pl, frame);
-	put(frame, AP_HDR_SIZE + len);
+	put(frame,
+	    ap_frame__put(frame, type, sequenced ? AP_FLAG_SEQUENCED : 0, use_seq, inc, pl, len));
 }
 
 static void send_seq(uint16_t type, const uint8_t *pl, size_t len)

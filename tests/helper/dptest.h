@@ -142,7 +142,20 @@ void tperf__task(struct tperf_rec *r, uint32_t type, uint32_t pid, uint32_t ppid
 
 /* ---- reports ---- */
 
+/* Replace the meta file rel beneath a session's dfd by text. Fails the test. */
+void treport__put_meta(int dfd, const char *rel, const char *text);
+/* meta/session of a complete session on 2 CPUs from 1 s to end_ns, timer mode or not. */
+void treport__put_session(int dfd, uint64_t end_ns, bool timer_mode);
+/*
+ * The sample file rel beneath dfd, of an event every count (timer mode
+ * header): n (offset, samples) pairs kv[2 * i], kv[2 * i + 1]. Fails the test.
+ */
+void treport__put_samples(int dfd, const char *rel, bool is_kernel, uint32_t count,
+			  const uint64_t *kv, size_t n);
+
 /* The report o loads, written in fmt, NUL-terminated; free() it. Fails the test. */
 char *treport__must_render(const struct report_opts *o, enum report_format fmt);
+/* The report o loads, written in fmt, is want to the letter. Fails the test. */
+void treport__assert_render(const struct report_opts *o, enum report_format fmt, const char *want);
 
 #endif

@@ -15,6 +15,19 @@ unknown_share() {
 	awk -v u="$unk" -v d="${dropped:-0}" -v t="$total" 'BEGIN { printf "%.3f\n", 100 * (u + d) / (t + d) }'
 }
 
+# unknown_under_1pct SESSION: under 1 % of its samples are [unknown] or dropped.
+unknown_under_1pct() {
+	domprof report --session-dir "$1" --format csv >"$1.csv" &&
+	share=$(unknown_share "$1" "$1.csv") && echo "unknown: $share %" &&
+	awk -v s="$share" "BEGIN { exit !(s < 1) }"
+}
+
+# tiny_spin_seen SESSION: the storm's processes have at least 2000 samples in tiny_spin.
+tiny_spin_seen() {
+	domprof report --session-dir "$1" --symbols --format csv >"$1.sym.csv" &&
+	[ "$(csv_sum "$1.sym.csv" image~/tiny\$ symbol=tiny_spin)" -ge 2000 ]
+}
+
 domprof record -F 4000 --session-dir cmd -- storm 500 2 >out 2>err
 rc=$?
 sed 's/^/# stderr: /' err
@@ -22,13 +35,10 @@ test_expect_success 'record -- storm 500 exits 0, all 500 processes ran' '
 	[ $rc = 0 ] && grep -q "storm: 500 processes, 0 failed" out
 '
 test_expect_success 'record -- storm: under 1 % of the samples are [unknown]' '
-	domprof report --session-dir cmd --format csv >cmd.csv &&
-	share=$(unknown_share cmd cmd.csv) && echo "unknown: $share %" &&
-	awk -v s="$share" "BEGIN { exit !(s < 1) }"
+	unknown_under_1pct cmd
 '
 test_expect_success 'record -- storm: the storm'"'"'s processes are seen (tiny_spin)' '
-	domprof report --session-dir cmd --symbols --format csv >cmds.csv &&
-	[ "$(csv_sum cmds.csv image~/tiny\$ symbol=tiny_spin)" -ge 2000 ]
+	tiny_spin_seen cmd
 '
 
 record_bg sys.err -a -F 4000 --duration 120 --session-dir sys
@@ -41,12 +51,9 @@ test_expect_success 'record -a during a storm stops cleanly' '
 	[ $started = 0 ] && [ $storm_rc = 0 ] && [ $rc = 0 ]
 '
 test_expect_success 'record -a: under 1 % of the storm'"'"'s samples are [unknown]' '
-	domprof report --session-dir sys --format csv >sys.csv &&
-	share=$(unknown_share sys sys.csv) && echo "unknown: $share %" &&
-	awk -v s="$share" "BEGIN { exit !(s < 1) }"
+	unknown_under_1pct sys
 '
 test_expect_success 'record -a: tiny_spin has the bulk of the storm'"'"'s user time' '
-	domprof report --session-dir sys --symbols --format csv >syss.csv &&
-	[ "$(csv_sum syss.csv image~/tiny\$ symbol=tiny_spin)" -ge 2000 ]
+	tiny_spin_seen sys
 '
 test_done

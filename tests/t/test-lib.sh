@@ -104,16 +104,25 @@ test_lock_collector() {
 	flock -w 900 9 || { echo "Bail out! waited 15 minutes for the collector test lock"; exit 1; }
 }
 
+# test_report_ STATUS DESC FILE LINES [NOTE]: the TAP line of the current
+# test (ok when STATUS is 0) and, when it failed, the last LINES lines of
+# FILE, what it wrote, as comments.
+test_report_() {
+	if [ "$1" -eq 0 ]; then
+		echo "ok $test_count - $2"
+	else
+		echo "not ok $test_count - $2${5:+ ($5)}"
+		sed 's/^/#   /' "$3" | tail -n "$4"
+		test_failed=$((test_failed + 1))
+	fi
+}
+
 test_expect_success() {
 	test_count=$((test_count + 1))
 	say "--- $1"
-	if (eval "$2") >"$TEST_DIR/.out.$test_count" 2>&1; then
-		echo "ok $test_count - $1"
-	else
-		echo "not ok $test_count - $1"
-		sed 's/^/#   /' "$TEST_DIR/.out.$test_count" | tail -n 60
-		test_failed=$((test_failed + 1))
-	fi
+	rc=0
+	(eval "$2") >"$TEST_DIR/.out.$test_count" 2>&1 || rc=$?
+	test_report_ "$rc" "$1" "$TEST_DIR/.out.$test_count" 60
 }
 
 test_expect_failure_exit() {
@@ -123,13 +132,11 @@ test_expect_failure_exit() {
 	say "--- $1"
 	(eval "$2") >"$TEST_DIR/.out.$test_count" 2>"$TEST_DIR/.err.$test_count"
 	rc=$?
+	ok=1
 	if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -qE -- "$3" "$TEST_DIR/.err.$test_count"; then
-		echo "ok $test_count - $1"
-	else
-		echo "not ok $test_count - $1 (exit $rc)"
-		sed 's/^/#   /' "$TEST_DIR/.err.$test_count" | tail -n 30
-		test_failed=$((test_failed + 1))
+		ok=0
 	fi
+	test_report_ "$ok" "$1" "$TEST_DIR/.err.$test_count" 30 "exit $rc"
 }
 
 test_skip() {

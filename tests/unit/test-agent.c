@@ -105,11 +105,9 @@ static ssize_t host__read(struct host *h, int ms)
 static ssize_t host__try_send(int fd, uint16_t type, const uint8_t *payload, size_t len)
 {
 	uint8_t buf[AP_HDR_SIZE + 64];
-	struct ap_hdr h = {.version = AP_VERSION, .type = type, .len = (uint32_t)len};
 
 	assert_true(len <= 64);
-	ap_frame__encode(&h, payload, buf);
-	return write(fd, buf, AP_HDR_SIZE + len);
+	return write(fd, buf, ap_frame__put(buf, type, 0, 0, 0, payload, len));
 }
 
 static void host__send(int fd, uint16_t type, const uint8_t *payload, size_t len)
@@ -144,80 +142,97 @@ static void send_n(struct link *l, uint16_t type, size_t len, int n)
 
 /* ---- the reliability layer ---- */
 
-static void test_ack_shrinks_backlog(void **state)
-{
+/*
+ * The usual pair of ends: the agent's link (1 MiB of backlog, incarnation
+ * INC) on sv[0] and the test's host end on sv[1].
+ */
+struct conn {
 	struct link l;
 	struct host h;
 	int sv[2];
+};
+
+static int conn_setup(void **state)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (!c || socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, c->sv) ||
+	    link__init(&c->l, 1 << 20, INC)) {
+		free(c);
+		return -1;
+	}
+	host__init(&c->h, c->sv[1]);
+	*state = c;
+	return 0;
+}
+
+static int conn_teardown(void **state)
+{
+	struct conn *c = *state;
+
+	link__fini(&c->l);
+	close(c->sv[0]);
+	host__fini(&c->h);
+	free(c);
+	return 0;
+}
+
+static void test_ack_shrinks_backlog(void **state)
+{
+	struct conn *c = *state;
 	uint64_t t = 1000;
 
-	(void)state;
-	pair(sv);
-	assert_int_equal(link__init(&l, 1 << 20, INC), 0);
-	link__set_fd(&l, sv[0], t);
-	send_n(&l, AP_HELLO, 100, 1);
-	send_n(&l, AP_PERF, 1000, 10);
-	assert_int_equal(l.bytes, AP_HDR_SIZE + 100 + 10 * (AP_HDR_SIZE + 1000));
-	host__init(&h, sv[1]);
-	host__read(&h, 1000);
-	assert_int_equal(h.n, 11);
-	for (size_t i = 0; i < h.n; i++) {
-		assert_int_equal(h.f[i].h.seq, i + 1);
-		assert_int_equal(h.f[i].h.incarnation, INC);
-		assert_int_equal(h.f[i].h.flags, AP_FLAG_SEQUENCED);
+	link__set_fd(&c->l, c->sv[0], t);
+	send_n(&c->l, AP_HELLO, 100, 1);
+	send_n(&c->l, AP_PERF, 1000, 10);
+	assert_int_equal(c->l.bytes, AP_HDR_SIZE + 100 + 10 * (AP_HDR_SIZE + 1000));
+	host__read(&c->h, 1000);
+	assert_int_equal(c->h.n, 11);
+	for (size_t i = 0; i < c->h.n; i++) {
+		assert_int_equal(c->h.f[i].h.seq, i + 1);
+		assert_int_equal(c->h.f[i].h.incarnation, INC);
+		assert_int_equal(c->h.f[i].h.flags, AP_FLAG_SEQUENCED);
 	}
-	assert_int_equal(h.f[0].h.type, AP_HELLO);
+	assert_int_equal(c->h.f[0].h.type, AP_HELLO);
 
-	host__ack(sv[1], 5, 0);
-	assert_int_equal(link__input(&l, t, NULL, NULL), 0);
-	assert_int_equal(l.bytes, 6 * (AP_HDR_SIZE + 1000));
-	assert_int_equal(l.head->seq, 6);
+	host__ack(c->sv[1], 5, 0);
+	assert_int_equal(link__input(&c->l, t, NULL, NULL), 0);
+	assert_int_equal(c->l.bytes, 6 * (AP_HDR_SIZE + 1000));
+	assert_int_equal(c->l.head->seq, 6);
 	/* An ACK of another incarnation, or of frames never sent, moves nothing. */
-	host__ack(sv[1], 8, INC + 1);
-	host__ack(sv[1], 12, 0);
-	assert_int_equal(link__input(&l, t, NULL, NULL), 0);
-	assert_int_equal(l.head->seq, 6);
-	assert_int_equal(l.malformed_in, 2);
-	host__ack(sv[1], 11, INC);
-	assert_int_equal(link__input(&l, t, NULL, NULL), 0);
-	assert_int_equal(l.bytes, 0);
-	assert_null(l.head);
-	assert_int_equal(l.dropped, 0);
-	link__fini(&l);
-	close(sv[0]);
-	host__fini(&h);
+	host__ack(c->sv[1], 8, INC + 1);
+	host__ack(c->sv[1], 12, 0);
+	assert_int_equal(link__input(&c->l, t, NULL, NULL), 0);
+	assert_int_equal(c->l.head->seq, 6);
+	assert_int_equal(c->l.malformed_in, 2);
+	host__ack(c->sv[1], 11, INC);
+	assert_int_equal(link__input(&c->l, t, NULL, NULL), 0);
+	assert_int_equal(c->l.bytes, 0);
+	assert_null(c->l.head);
+	assert_int_equal(c->l.dropped, 0);
 }
 
 static void test_ping_pong(void **state)
 {
-	struct link l;
-	struct host h;
+	struct conn *c = *state;
 	uint8_t ping[8];
-	int sv[2];
 
-	(void)state;
-	pair(sv);
-	assert_int_equal(link__init(&l, 1 << 20, INC), 0);
-	link__set_fd(&l, sv[0], 1);
+	link__set_fd(&c->l, c->sv[0], 1);
 	le64_put(ping, 0x1122334455ull);
-	host__send(sv[1], AP_PING, ping, 8);
-	assert_int_equal(link__input(&l, 777, NULL, NULL), 0);
-	assert_int_equal(link__flush(&l), 0);
-	host__init(&h, sv[1]);
-	host__read(&h, 1000);
-	assert_int_equal(h.n, 1);
-	assert_int_equal(h.f[0].h.type, AP_PONG);
-	assert_int_equal(h.f[0].h.flags, 0);
-	assert_int_equal(h.f[0].h.seq, 0);
+	host__send(c->sv[1], AP_PING, ping, 8);
+	assert_int_equal(link__input(&c->l, 777, NULL, NULL), 0);
+	assert_int_equal(link__flush(&c->l), 0);
+	host__read(&c->h, 1000);
+	assert_int_equal(c->h.n, 1);
+	assert_int_equal(c->h.f[0].h.type, AP_PONG);
+	assert_int_equal(c->h.f[0].h.flags, 0);
+	assert_int_equal(c->h.f[0].h.seq, 0);
 	/* The host takes a PONG of the current incarnation only. */
-	assert_int_equal(h.f[0].h.incarnation, INC);
-	assert_int_equal(h.f[0].h.len, 16);
-	assert_int_equal(le64_get(h.f[0].payload), 0x1122334455ull);
-	assert_int_equal(le64_get(h.f[0].payload + 8), 777);
-	assert_null(l.head); /* PONG is not kept for retransmission */
-	link__fini(&l);
-	close(sv[0]);
-	host__fini(&h);
+	assert_int_equal(c->h.f[0].h.incarnation, INC);
+	assert_int_equal(c->h.f[0].h.len, 16);
+	assert_int_equal(le64_get(c->h.f[0].payload), 0x1122334455ull);
+	assert_int_equal(le64_get(c->h.f[0].payload + 8), 777);
+	assert_null(c->l.head); /* PONG is not kept for retransmission */
 }
 
 struct seen {
@@ -328,60 +343,51 @@ static void test_host_away_bounded_then_back(void **state)
 
 static void test_retransmit_after_silence_and_hangup(void **state)
 {
-	struct link l;
-	struct host h;
-	int sv[2];
+	struct conn *c = *state;
 	size_t before;
 
-	(void)state;
-	pair(sv);
-	assert_int_equal(link__init(&l, 1 << 20, INC), 0);
-	link__set_fd(&l, sv[0], 0);
-	send_n(&l, AP_HELLO, 10, 1);
-	send_n(&l, AP_KSYMS, 10, 3);
-	host__init(&h, sv[1]);
-	host__read(&h, 1000);
-	assert_int_equal(h.n, 4);
+	link__set_fd(&c->l, c->sv[0], 0);
+	send_n(&c->l, AP_HELLO, 10, 1);
+	send_n(&c->l, AP_KSYMS, 10, 3);
+	host__read(&c->h, 1000);
+	assert_int_equal(c->h.n, 4);
 	/* No ACK for 2 s: everything unacked goes again, in order. */
-	link__tick(&l, LINK_RTO_NS - 1);
-	assert_false(link__wants_write(&l));
-	link__tick(&l, LINK_RTO_NS);
-	assert_true(link__wants_write(&l));
-	link__flush(&l);
-	host__read(&h, 1000);
-	assert_int_equal(h.n, 8);
+	link__tick(&c->l, LINK_RTO_NS - 1);
+	assert_false(link__wants_write(&c->l));
+	link__tick(&c->l, LINK_RTO_NS);
+	assert_true(link__wants_write(&c->l));
+	link__flush(&c->l);
+	host__read(&c->h, 1000);
+	assert_int_equal(c->h.n, 8);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(h.f[4 + i].h.seq, i + 1);
+		assert_int_equal(c->h.f[4 + i].h.seq, i + 1);
 	/* The next silence waits twice as long. */
-	link__tick(&l, LINK_RTO_NS + 2 * LINK_RTO_NS - 1);
-	assert_false(link__wants_write(&l));
+	link__tick(&c->l, LINK_RTO_NS + 2 * LINK_RTO_NS - 1);
+	assert_false(link__wants_write(&c->l));
 
 	/* virtio-serial: POLLHUP while the host is away, then back: a rewind, HELLO first. */
-	host__ack(sv[1], 1, INC);
-	link__input(&l, 5 * LINK_RTO_NS, NULL, NULL);
-	link__set_up(&l, false, 5 * LINK_RTO_NS);
-	send_n(&l, AP_PERF, 10, 2);
-	assert_false(link__wants_write(&l));
-	link__set_up(&l, true, 5 * LINK_RTO_NS);
-	before = h.n;
-	link__flush(&l);
-	host__read(&h, 1000);
-	assert_int_equal(h.n - before, 5);
+	host__ack(c->sv[1], 1, INC);
+	link__input(&c->l, 5 * LINK_RTO_NS, NULL, NULL);
+	link__set_up(&c->l, false, 5 * LINK_RTO_NS);
+	send_n(&c->l, AP_PERF, 10, 2);
+	assert_false(link__wants_write(&c->l));
+	link__set_up(&c->l, true, 5 * LINK_RTO_NS);
+	before = c->h.n;
+	link__flush(&c->l);
+	host__read(&c->h, 1000);
+	assert_int_equal(c->h.n - before, 5);
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(h.f[before + (size_t)i].h.seq, i + 2);
+		assert_int_equal(c->h.f[before + (size_t)i].h.seq, i + 2);
 	/* ACKed: nothing more to retransmit, ever. */
-	host__ack(sv[1], 6, 0);
-	link__input(&l, 5 * LINK_RTO_NS, NULL, NULL);
-	link__tick(&l, 100 * LINK_RTO_NS);
-	assert_false(link__wants_write(&l));
-	assert_int_equal(l.bytes, 0);
+	host__ack(c->sv[1], 6, 0);
+	link__input(&c->l, 5 * LINK_RTO_NS, NULL, NULL);
+	link__tick(&c->l, 100 * LINK_RTO_NS);
+	assert_false(link__wants_write(&c->l));
+	assert_int_equal(c->l.bytes, 0);
 
 	/* A new incarnation starts at seq 1 with an empty backlog. */
-	link__new_incarnation(&l, INC + 7);
-	assert_int_equal(link__send(&l, AP_HELLO, NULL, 0), 1);
-	link__fini(&l);
-	close(sv[0]);
-	host__fini(&h);
+	link__new_incarnation(&c->l, INC + 7);
+	assert_int_equal(link__send(&c->l, AP_HELLO, NULL, 0), 1);
 }
 
 /* ---- ELF notes ---- */
@@ -770,11 +776,13 @@ static void test_real_agent_live(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ack_shrinks_backlog),
-		cmocka_unit_test(test_ping_pong),
+		cmocka_unit_test_setup_teardown(test_ack_shrinks_backlog, conn_setup,
+						conn_teardown),
+		cmocka_unit_test_setup_teardown(test_ping_pong, conn_setup, conn_teardown),
 		cmocka_unit_test(test_host_frames_and_garbage),
 		cmocka_unit_test(test_host_away_bounded_then_back),
-		cmocka_unit_test(test_retransmit_after_silence_and_hangup),
+		cmocka_unit_test_setup_teardown(test_retransmit_after_silence_and_hangup,
+						conn_setup, conn_teardown),
 		cmocka_unit_test(test_elfnote),
 		cmocka_unit_test(test_real_agent_once),
 		cmocka_unit_test(test_real_agent_live),

@@ -138,18 +138,7 @@ static struct frame fr;
 static size_t frame(uint8_t *out, uint16_t type, bool seqd, uint64_t seq, uint64_t inc,
 		    const uint8_t *pl, size_t len)
 {
-	struct ap_hdr h = {
-		.version = AP_VERSION,
-		.type = type,
-		.len = (uint32_t)len,
-		.flags = seqd ? AP_FLAG_SEQUENCED : 0,
-		.seq = seq,
-		.incarnation = inc,
-	};
-
-	ap_frame__encode_hdr(&h, pl, out);
-	memcpy(out + AP_HDR_SIZE, pl, len);
-	return AP_HDR_SIZE + len;
+	return ap_frame__put(out, type, seqd ? AP_FLAG_SEQUENCED : 0, seq, inc, pl, len);
 }
 
 static uint32_t hello_features;

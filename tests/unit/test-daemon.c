@@ -219,6 +219,12 @@ static struct counts read_file(int dirfd, const char *path, struct odb_header *h
 	return c;
 }
 
+/* The sample file at path holds total samples. */
+static void assert_samples(int dirfd, const char *path, uint64_t total)
+{
+	assert_int_equal(read_file(dirfd, path, NULL).total, total);
+}
+
 static void test_samples_and_paths(void **state)
 {
 	struct fixture *f = *state;
@@ -265,29 +271,17 @@ static void test_separate_thread_cpu_lib(void **state)
 	st = run(f->dirfd, DP_SEP_THREAD | DP_SEP_CPU | DP_SEP_LIB, &f->b, 0);
 	assert_int_equal(st.samples, BASIC_SAMPLES);
 	/* libc: 4 on cpu 0 in 100/101, 1 + 2 on cpu 1 in 200/200 (two image ids, one file) */
-	assert_int_equal(read_file(f->dirfd,
-				   "samples/current/{root}/usr/bin/app/{dep}/{root}/lib/libc.so.6/"
-				   "cpu-clock.250000.0.100.101.0",
-				   NULL)
-				 .total,
-			 4);
-	assert_int_equal(read_file(f->dirfd,
-				   "samples/current/{root}/usr/bin/app/{dep}/{root}/lib/libc.so.6/"
-				   "cpu-clock.250000.0.200.200.1",
-				   NULL)
-				 .total,
-			 3);
+	assert_samples(f->dirfd,
+		       "samples/current/{root}/usr/bin/app/{dep}/{root}/lib/libc.so.6/"
+		       "cpu-clock.250000.0.100.101.0",
+		       4);
+	assert_samples(f->dirfd,
+		       "samples/current/{root}/usr/bin/app/{dep}/{root}/lib/libc.so.6/"
+		       "cpu-clock.250000.0.200.200.1",
+		       3);
 	/* the kernel is not separated by lib: its own app */
-	assert_int_equal(read_file(f->dirfd,
-				   "samples/current/" KERN_DIR "/cpu-clock.250000.0.200.200.1",
-				   NULL)
-				 .total,
-			 5);
-	assert_int_equal(read_file(f->dirfd,
-				   "samples/current/" KERN_DIR "/cpu-clock.250000.0.100.101.1",
-				   NULL)
-				 .total,
-			 1);
+	assert_samples(f->dirfd, "samples/current/" KERN_DIR "/cpu-clock.250000.0.200.200.1", 5);
+	assert_samples(f->dirfd, "samples/current/" KERN_DIR "/cpu-clock.250000.0.100.101.1", 1);
 }
 
 static void test_bad_input(void **state)
@@ -374,8 +368,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(daemon__sync(d), 0);
 	daemon__free(d);
 
-	assert_int_equal(
-		read_file(f->dirfd, "samples/current/" APP_DIR TAIL("cpu-clock"), NULL).total, 3);
+	assert_samples(f->dirfd, "samples/current/" APP_DIR TAIL("cpu-clock"), 3);
 	{
 		char *data;
 		size_t len;
@@ -503,13 +496,11 @@ static void test_hostile_names_stay_inside(void **state)
 	}
 	tree_fini(&t);
 	/* the guest domain went to domains/, mangled */
-	assert_int_equal(read_file(f->dirfd,
-				   "domains/..%2F../samples/current/"
-				   "{root}/%2E%2E/%2E%2E/etc/x/{dep}/{root}/%2E%2E/%2E%2E/etc/x/"
-				   "cpu-clock.250000.0.all.all.all",
-				   NULL)
-				 .total,
-			 2);
+	assert_samples(f->dirfd,
+		       "domains/..%2F../samples/current/"
+		       "{root}/%2E%2E/%2E%2E/etc/x/{dep}/{root}/%2E%2E/%2E%2E/etc/x/"
+		       "cpu-clock.250000.0.all.all.all",
+		       2);
 }
 
 static void test_planted_symlink(void **state)
@@ -527,7 +518,7 @@ static void test_planted_symlink(void **state)
 	assert_int_equal(st.samples, 6);
 	assert_int_equal(st.write_errors, BASIC_SAMPLES - 6);
 	assert_int_equal(st.first_write_error, -ELOOP);
-	assert_int_equal(read_file(f->dirfd, KERN_FILE, NULL).total, 6);
+	assert_samples(f->dirfd, KERN_FILE, 6);
 	outfd = open(f->outside, O_RDONLY | O_DIRECTORY);
 	walk(outfd, "", &t);
 	close(outfd);
@@ -616,6 +607,33 @@ static void free_lines(char **lines, int n)
 	free(lines);
 }
 
+/* The whole of the meta file at path. */
+static void assert_meta(int dirfd, const char *path, const char *want)
+{
+	char *data;
+	size_t len;
+
+	assert_int_equal(meta__read_file(dirfd, path, 1 << 24, &data, &len), 0);
+	assert_string_equal(data, want);
+	free(data);
+}
+
+/* The meta file at path has n lines and begins with head. */
+static void assert_meta_head(int dirfd, const char *path, int n, const char *head)
+{
+	int lines = 0;
+	char *data;
+	size_t len;
+
+	assert_int_equal(meta__read_file(dirfd, path, 1 << 24, &data, &len), 0);
+	for (size_t i = 0; i < len; i++)
+		lines += data[i] == '\n';
+	assert_int_equal(lines, n);
+	assert_true(len >= strlen(head));
+	assert_memory_equal(data, head, strlen(head));
+	free(data);
+}
+
 static void test_meta_files(void **state)
 {
 	struct fixture *f = *state;
@@ -626,23 +644,13 @@ static void test_meta_files(void **state)
 	hostile_stream(&f->b);
 	run(f->dirfd, DP_SEP_CPU, &f->b, 0);
 
-	n = meta_lines(f->dirfd, "meta/session", &l);
-	assert_string_equal(l[0], "domprof-session 1");
-	assert_string_equal(l[1], "start_ns=1000");
-	assert_string_equal(l[2], "end_ns=9000");
-	assert_string_equal(l[3], "ncpus=4");
-	assert_string_equal(l[4], "timer_mode=1");
-	assert_string_equal(l[5], "separate=cpu");
-	assert_string_equal(l[6], "complete=1");
-	assert_int_equal(n, 7);
-	free_lines(l, n);
-
-	n = meta_lines(f->dirfd, "meta/events", &l);
-	assert_int_equal(n, 3);
-	assert_string_equal(l[0], "0\tcpu-clock\t1\t0\t250000\t0\t0\t3");
-	assert_string_equal(l[1], "1\t../../../ev/x\t1\t0\t250000\t0\t0\t3");
-	assert_string_equal(l[2], "5\tother\t1\t0\t250000\t0\t0\t3");
-	free_lines(l, n);
+	assert_meta(f->dirfd, "meta/session",
+		    "domprof-session 1\nstart_ns=1000\nend_ns=9000\nncpus=4\ntimer_mode=1\n"
+		    "separate=cpu\ncomplete=1\n");
+	assert_meta(f->dirfd, "meta/events",
+		    "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n"
+		    "1\t../../../ev/x\t1\t0\t250000\t0\t0\t3\n"
+		    "5\tother\t1\t0\t250000\t0\t0\t3\n");
 
 	n = meta_lines(f->dirfd, "meta/images", &l);
 	assert_string_equal(l[0],
@@ -660,17 +668,11 @@ static void test_meta_files(void **state)
 	assert_int_equal(n, 3 + 7 + 1);
 	free_lines(l, n);
 
-	n = meta_lines(f->dirfd, "meta/kallsyms", &l);
-	assert_int_equal(n, 3);
-	assert_string_equal(l[0], "0000000000001000\t10\tt\ta_sym");
-	assert_string_equal(l[1], "0000000000002000\t10\tT\tb%0Asym");
-	assert_string_equal(l[2], "module\tmod\t000000000000a000\t1000");
-	free_lines(l, n);
-
-	n = meta_lines(f->dirfd, "meta/tasks", &l);
-	assert_int_equal(n, 1);
-	assert_string_equal(l[0], "5\t5\tevil%0A%09name%25");
-	free_lines(l, n);
+	assert_meta(f->dirfd, "meta/kallsyms",
+		    "0000000000001000\t10\tt\ta_sym\n"
+		    "0000000000002000\t10\tT\tb%0Asym\n"
+		    "module\tmod\t000000000000a000\t1000\n");
+	assert_meta(f->dirfd, "meta/tasks", "5\t5\tevil%0A%09name%25\n");
 	n = meta_lines(f->dirfd, "domains/..%2F../meta/tasks", &l);
 	assert_int_equal(n, 1);
 	free_lines(l, n);
@@ -709,16 +711,10 @@ static void test_domains(void **state)
 	st = run(f->dirfd, 0, &f->b, 0);
 	assert_int_equal(st.samples, 10);
 	assert_int_equal(st.bad_records, 2);
-	assert_int_equal(
-		read_file(f->dirfd, "domains/web/samples/current/" APP_DIR TAIL("cpu-clock"), NULL)
-			.total,
-		6);
-	assert_int_equal(
-		read_file(f->dirfd,
-			  "domains/web@aabbccdd/samples/current/" APP_DIR TAIL("cpu-clock"), NULL)
-			.total,
-		3);
-	assert_int_equal(read_file(f->dirfd, APP_FILE, NULL).total, 1);
+	assert_samples(f->dirfd, "domains/web/samples/current/" APP_DIR TAIL("cpu-clock"), 6);
+	assert_samples(f->dirfd, "domains/web@aabbccdd/samples/current/" APP_DIR TAIL("cpu-clock"),
+		       3);
+	assert_samples(f->dirfd, APP_FILE, 1);
 }
 
 /* ---- domain metadata ---- */
@@ -744,16 +740,6 @@ static void w_wait(struct dp_words *b, uint64_t dom, uint64_t vcpu, uint64_t tid
 		   uint64_t wait, uint64_t run)
 {
 	twords__rec(b, DP_CODE_VCPU_WAIT, (uint64_t[]){dom, vcpu, tid, ns, wait, run}, 6);
-}
-
-static void assert_meta(int dirfd, const char *path, const char *want)
-{
-	char *data;
-	size_t len;
-
-	assert_int_equal(meta__read_file(dirfd, path, 1 << 24, &data, &len), 0);
-	assert_string_equal(data, want);
-	free(data);
 }
 
 static ino_t inode_of(int dirfd, const char *path)
@@ -889,15 +875,16 @@ static void test_domain_meta(void **state)
 	assert_meta(f->dirfd, EVIL_DIR "/meta/threads", "600\t601\tvcpu\t0\ta%09b%0Ac%25\n");
 	assert_meta(f->dirfd, EVIL_DIR "/meta/vcpu-wait", "0\t601\t18446744073709551615\t2\n");
 
+	assert_meta_head(f->dirfd, "domains/web@aabbccdd/meta/domain", 7 + 256 + 1,
+			 "name=web\n"
+			 "uuid=aabbccdd-0000-0001-0000-000000000002\n"
+			 "source=vmm-pid\n"
+			 "accel=unknown\n"
+			 "tainted=0\n"
+			 "pid=800\n"
+			 "started_ns=10000\n"
+			 "life=10000 started\n");
 	n = meta_lines(f->dirfd, "domains/web@aabbccdd/meta/domain", &l);
-	assert_int_equal(n, 7 + 256 + 1);
-	assert_string_equal(l[1], "uuid=aabbccdd-0000-0001-0000-000000000002");
-	assert_string_equal(l[2], "source=vmm-pid");
-	assert_string_equal(l[3], "accel=unknown");
-	assert_string_equal(l[4], "tainted=0");
-	assert_string_equal(l[5], "pid=800");
-	assert_string_equal(l[6], "started_ns=10000");
-	assert_string_equal(l[7], "life=10000 started");
 	assert_string_equal(l[262], "life=10255 stopped");
 	assert_string_equal(l[263], "life_dropped=3");
 	free_lines(l, n);
@@ -954,15 +941,9 @@ static void test_event_pair(void **state)
 		    "1\tcycles:guest\t0\t0\t100000\t0\t0\t19\n"
 		    "2\tcycles:guest:2\t0\t0\t100000\t0\t0\t19\n"
 		    "3\tcycles:3\t0\t0\t100000\t0\t0\t3\n");
-	assert_int_equal(
-		read_file(f->dirfd, "samples/current/" APP_DIR "/cycles.100000.0.all.all.all", NULL)
-			.total,
-		3);
-	assert_int_equal(read_file(f->dirfd,
-				   "samples/current/" APP_DIR "/cycles:guest.100000.0.all.all.all",
-				   NULL)
-				 .total,
-			 2);
+	assert_samples(f->dirfd, "samples/current/" APP_DIR "/cycles.100000.0.all.all.all", 3);
+	assert_samples(f->dirfd, "samples/current/" APP_DIR "/cycles:guest.100000.0.all.all.all",
+		       2);
 }
 
 /* More sample files than may stay open: closed and reopened, nothing lost. */
@@ -1309,24 +1290,18 @@ static void test_guest_separate(void **state)
 	twords__samples(&f->b, 0x10, EV_CLOCK, 4, false);
 	st = run(f->dirfd, DP_SEP_LIB | DP_SEP_KERNEL, &f->b, 0);
 	assert_int_equal(st.samples, 9);
-	assert_int_equal(read_file(f->dirfd,
-				   "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
-				   "{root}/lib/libc.so.6" TAIL("cpu-clock"),
-				   NULL)
-				 .total,
-			 2);
-	assert_int_equal(read_file(f->dirfd,
-				   "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
-				   "{kern}/vmlinux-aabb" TAIL("cpu-clock"),
-				   NULL)
-				 .total,
-			 3);
-	assert_int_equal(read_file(f->dirfd,
-				   "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
-				   "{kern}/vmlinux-ccdd" TAIL("cpu-clock"),
-				   NULL)
-				 .total,
-			 4);
+	assert_samples(f->dirfd,
+		       "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
+		       "{root}/lib/libc.so.6" TAIL("cpu-clock"),
+		       2);
+	assert_samples(f->dirfd,
+		       "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
+		       "{kern}/vmlinux-aabb" TAIL("cpu-clock"),
+		       3);
+	assert_samples(f->dirfd,
+		       "domains/web/samples/current/{root}/usr/bin/app/{dep}/"
+		       "{kern}/vmlinux-ccdd" TAIL("cpu-clock"),
+		       4);
 	n = meta_lines(f->dirfd, "meta/images", &l);
 	assert_int_equal(n, 3);
 	assert_string_equal(l[1], "web\tguest-kernel\tkernel\t{kern}/vmlinux-aabb\t-\t1700000000\t"
@@ -1506,17 +1481,17 @@ static void test_agent_meta(void **state)
 	assert_false(exists(f->dirfd, "domains/quiet/meta/agent"));
 	assert_false(exists(f->dirfd, "meta/agent"));
 
+	assert_meta_head(f->dirfd, "domains/noisy/meta/agent", 8 + 1024 + 4096,
+			 "incarnations=1026\n"
+			 "kernel_release=noisy-kernel\n"
+			 "kernel_build_id=abcd\n"
+			 "agent_version=3\n"
+			 "agent_dropped_frames=0\n"
+			 "agent_lost_records=4\n"
+			 "hellos_dropped=2\n"
+			 "gaps_dropped=3\n"
+			 "hello=3500000000 0000000000000064\n");
 	n = meta_lines(f->dirfd, "domains/noisy/meta/agent", &l);
-	assert_int_equal(n, 8 + 1024 + 4096);
-	assert_string_equal(l[0], "incarnations=1026");
-	assert_string_equal(l[1], "kernel_release=noisy-kernel");
-	assert_string_equal(l[2], "kernel_build_id=abcd");
-	assert_string_equal(l[3], "agent_version=3");
-	assert_string_equal(l[4], "agent_dropped_frames=0");
-	assert_string_equal(l[5], "agent_lost_records=4");
-	assert_string_equal(l[6], "hellos_dropped=2");
-	assert_string_equal(l[7], "gaps_dropped=3");
-	assert_string_equal(l[8], "hello=3500000000 0000000000000064");
 	assert_string_equal(l[8 + 1023], "hello=3500000000 0000000000000463");
 	assert_string_equal(l[8 + 1024], "gap=0 1 1 silent");
 	assert_string_equal(l[8 + 1024 + 4095], "gap=4095 4096 1 silent");

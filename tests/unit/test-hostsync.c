@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -351,15 +352,6 @@ static void test_time_once_per_ms(void **state)
 						      "TIME 0xb71b00; S 0 0; S 0 0; ");
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *fp = fopen(path, "w");
-
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
-}
-
 static void test_kernel_and_modules(void **state)
 {
 	struct fx *f = *state;
@@ -370,18 +362,20 @@ static void test_kernel_and_modules(void **state)
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(ks, sizeof(ks), "%s/kallsyms", f->dir);
 	snprintf(mods, sizeof(mods), "%s/modules", f->dir);
-	write_file(ks, "ffffffff81000000 T _stext\n"
-		       "ffffffff81000000 T _text\n"
-		       "ffffffff81000100 t do_one\n"
-		       "ffffffff81000200 D some_data\n"
-		       "ffffffff81000300 W weak_fn\n"
-		       "ffffffff81001000 T _etext\n"
-		       "ffffffffc0001000 t mod_fn\t[kvm]\n"
-		       "garbage line\n"
-		       "ffffffffc0001000\n");
-	write_file(mods, "kvm 8192 1 - Live 0xffffffffc0001000\n"
-			 "broken line\n"
-			 "hidden 4096 0 - Live 0x0000000000000000\n");
+	tfile__must_write(AT_FDCWD, ks,
+			  S("ffffffff81000000 T _stext\n"
+			    "ffffffff81000000 T _text\n"
+			    "ffffffff81000100 t do_one\n"
+			    "ffffffff81000200 D some_data\n"
+			    "ffffffff81000300 W weak_fn\n"
+			    "ffffffff81001000 T _etext\n"
+			    "ffffffffc0001000 t mod_fn\t[kvm]\n"
+			    "garbage line\n"
+			    "ffffffffc0001000\n"));
+	tfile__must_write(AT_FDCWD, mods,
+			  S("kvm 8192 1 - Live 0xffffffffc0001000\n"
+			    "broken line\n"
+			    "hidden 4096 0 - Live 0x0000000000000000\n"));
 	assert_int_equal(hostsync__load_kernel(f->hs, ks, mods, &f->out), 0);
 	got = fmt(&f->out);
 	assert_string_equal(got, "KMOD 0xffffffffc0001000 0x2000 'kvm'; "
@@ -499,26 +493,39 @@ static void test_domain_attribution(void **state)
  * memory, times moved onto the host clock; and a restated context after
  * another producer wrote.
  */
-static void test_guest_instance(void **state)
+/*
+ * A guest instance of domain (its image ids above 1 << 32, its clock
+ * time_offset from the host's) whose kernel kernel_name has three symbols,
+ * loaded into f->out: _stext, guest_fn at +0x100 and _etext at +0x1000.
+ */
+static struct guestsync *guest_new(struct fx *f, uint32_t domain, const char *kernel_name,
+				   int64_t time_offset)
 {
-	struct fx *f = *state;
 	struct guestsync_opts o = {.sync = {.sample_type = ST,
 					    .sample_id_all = 1,
 					    .ncpus = 2,
 					    .image_id_base = 0x100000000ull},
-				   .domain = 5,
-				   .kernel_name = "vmlinux-ab12",
-				   .time_offset = -1000};
+				   .domain = domain,
+				   .kernel_name = kernel_name,
+				   .time_offset = time_offset};
 	static const char ks[] = "ffffffff81000000 T _stext\n"
 				 "ffffffff81000100 t guest_fn\n"
 				 "ffffffff81001000 T _etext\n";
 	struct guestsync *g;
+
+	assert_int_equal(guestsync__new(&o, &g), 0);
+	assert_int_equal(guestsync__load_kernel_mem(g, ks, sizeof(ks) - 1, NULL, 0, &f->out), 0);
+	return g;
+}
+
+static void test_guest_instance(void **state)
+{
+	struct fx *f = *state;
+	struct guestsync *g = guest_new(f, 5, "vmlinux-ab12", -1000);
 	struct tperf_rec r;
 	char *got;
 
-	assert_int_equal(guestsync__new(&o, &g), 0);
 	assert_int_equal(guestsync__add_event_id(g, ID0, 0), 0);
-	assert_int_equal(guestsync__load_kernel_mem(g, ks, sizeof(ks) - 1, NULL, 0, &f->out), 0);
 	got = fmt(&f->out);
 	assert_string_equal(got, "DOMAIN_SWITCH 0x5; "
 				 "KSYM 0xffffffff81000000 0x100 0x54 '_stext'; "
@@ -656,12 +663,13 @@ static void test_scan_fake_proc(void **state)
 	snprintf(path, sizeof(path), "%s/321", f->dir);
 	assert_int_equal(mkdir(path, 0700), 0);
 	snprintf(path, sizeof(path), "%s/321/maps", f->dir);
-	write_file(path, "00400000-00402000 r-xp 00001000 08:01 77 /nonexistent/app\n"
-			 "00600000-00601000 rw-p 00000000 08:01 77 /nonexistent/app\n"
-			 "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 \n"
-			 "not a maps line\n");
+	tfile__must_write(AT_FDCWD, path,
+			  S("00400000-00402000 r-xp 00001000 08:01 77 /nonexistent/app\n"
+			    "00600000-00601000 rw-p 00000000 08:01 77 /nonexistent/app\n"
+			    "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 \n"
+			    "not a maps line\n"));
 	snprintf(path, sizeof(path), "%s/321/comm", f->dir);
-	write_file(path, "app\n");
+	tfile__must_write(AT_FDCWD, path, S("app\n"));
 	snprintf(path, sizeof(path), "%s/321/exe", f->dir);
 	assert_int_equal(symlink("/nonexistent/app", path), 0);
 	/* An entry with nothing in it: skipped and counted. */
@@ -698,7 +706,8 @@ static void test_lazy_proc_read(void **state)
 	snprintf(path, sizeof(path), "%s/55", f->dir);
 	assert_int_equal(mkdir(path, 0700), 0);
 	snprintf(path, sizeof(path), "%s/55/maps", f->dir);
-	write_file(path, "00400000-00401000 r-xp 00000000 08:01 9 /nonexistent/late\n");
+	tfile__must_write(AT_FDCWD, path,
+			  S("00400000-00401000 r-xp 00000000 08:01 9 /nonexistent/late\n"));
 	q_sample(f, 0, PERF_RECORD_MISC_USER, ID0, 0x400020, 55, 56, 1, 0);
 	flush_expect(f, UINT64_MAX,
 		     "CPU_SWITCH 0; TIME 0x1; TASK_SWITCH 0x37 0x38 0; " FILEDEF(
@@ -993,22 +1002,11 @@ static int to_guest(void *arg, const struct sync_guest_sample *s)
 static void test_assisted_handoff(void **state)
 {
 	struct fx *f = *state;
-	struct guestsync_opts o = {.sync = {.sample_type = ST,
-					    .sample_id_all = 1,
-					    .ncpus = 2,
-					    .image_id_base = 0x100000000ull},
-				   .domain = 7,
-				   .kernel_name = "vmlinux-g"};
-	static const char ks[] = "ffffffff81000000 T _stext\n"
-				 "ffffffff81000100 t guest_fn\n"
-				 "ffffffff81001000 T _etext\n";
-	struct handoff_to h = {.err = 10};
+	struct handoff_to h = {.err = 10, .g = guest_new(f, 7, "vmlinux-g", 0)};
 	const struct sync_stats *st;
 	struct tperf_rec r;
 	char *got;
 
-	assert_int_equal(guestsync__new(&o, &h.g), 0);
-	assert_int_equal(guestsync__load_kernel_mem(h.g, ks, sizeof(ks) - 1, NULL, 0, &f->out), 0);
 	dp_words__reset(&f->out);
 	/* Two guest processes with code at the same address: only the timeline tells them apart. */
 	tperf__mmap2_file(&r, 40, 0x400000, 0x1000, 0, "/usr/bin/gapp", 500);

@@ -65,23 +65,6 @@ static int build_id_of(const char *path, char *out, size_t cap)
 	return strlen(out) >= 4 ? 0 : -1;
 }
 
-static void put_meta(int dfd, const char *rel, const char *text)
-{
-	assert_int_equal(meta__write_file(dfd, rel, text, strlen(text)), 0);
-}
-
-static void put_samples(int dfd, const char *rel, int is_kernel, const uint64_t *kv, size_t n)
-{
-	struct odb_header h = {
-		.cpu_type = ODB_CPU_TIMER, .ctr_count = 250000, .is_kernel = (uint32_t)is_kernel};
-	struct odb *db;
-
-	assert_int_equal(odb__open(dfd, rel, &h, &db), 0);
-	for (size_t i = 0; i < n; i++)
-		assert_int_equal(odb__add(db, kv[2 * i], (uint32_t)kv[2 * i + 1]), 0);
-	odb__close(db);
-}
-
 static int build(void)
 {
 	if (tfile__write(td.dfd, "prog.c", S(prog_src)))
@@ -137,22 +120,20 @@ static int setup_all(void **state)
 	dfd = open(sess, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
 		return -1;
-	put_meta(dfd, "meta/session",
-		 "domprof-session 1\nstart_ns=1000000000\nend_ns=2000000000\nncpus=2\n"
-		 "timer_mode=1\nseparate=none\ncomplete=1\n");
-	put_meta(dfd, "meta/events", "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n");
-	put_meta(dfd, "meta/stats", "samples=100\n");
+	treport__put_session(dfd, 2000000000ull, true);
+	treport__put_meta(dfd, "meta/events", "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n");
+	treport__put_meta(dfd, "meta/stats", "samples=100\n");
 	/* The host's kernel symbols: not the guest's. */
-	put_meta(dfd, "meta/kallsyms",
-		 "ffffffff81000000\t0\tT\t_stext\n"
-		 "ffffffff81000000\t1000\tT\thost_kernel_fn\n");
-	put_meta(dfd, "domains/web/meta/kallsyms",
-		 "ffffffff81000000\t0\tT\t_stext\n"
-		 "ffffffff81000000\t100\tT\tguest_sched\n"
-		 "ffffffff81000100\t100\tt\tguest_idle\n");
-	put_meta(dfd, "domains/db/meta/kallsyms",
-		 "ffffffff80000000\t0\tT\t_stext\n"
-		 "ffffffff80000000\t1000\tT\tdb_kernel_fn\n");
+	treport__put_meta(dfd, "meta/kallsyms",
+			  "ffffffff81000000\t0\tT\t_stext\n"
+			  "ffffffff81000000\t1000\tT\thost_kernel_fn\n");
+	treport__put_meta(dfd, "domains/web/meta/kallsyms",
+			  "ffffffff81000000\t0\tT\t_stext\n"
+			  "ffffffff81000000\t100\tT\tguest_sched\n"
+			  "ffffffff81000100\t100\tt\tguest_idle\n");
+	treport__put_meta(dfd, "domains/db/meta/kallsyms",
+			  "ffffffff80000000\t0\tT\t_stext\n"
+			  "ffffffff80000000\t1000\tT\tdb_kernel_fn\n");
 	snprintf(images, sizeof(images),
 		 "host\thost-user\tfile\t{root}%s/bin/app\t%s\t0\t0x0\t0x0\t%s/bin/app\n"
 		 "web\tguest-user\tfile\t{root}%s/bin/app\t%s\t0\t0x0\t0x0\t%s/bin/app\n"
@@ -163,36 +144,37 @@ static int setup_all(void **state)
 		 "web\tguest-kernel\tkernel\t{kern}/vmlinux-" KBID "\t" KBID
 		 "\t0\t0xffffffff81000000\t0xffffffff82000000\tvmlinux-" KBID "\n",
 		 td.path, host_bid, td.path, td.path, guest_bid, td.path, split_bid);
-	put_meta(dfd, "meta/images", images);
+	treport__put_meta(dfd, "meta/images", images);
 
 	snprintf(path, sizeof(path),
 		 "samples/current/{root}%s/bin/app/{dep}/{root}%s/bin/app" TAILC, td.path, td.path);
-	put_samples(dfd, path, 0, (const uint64_t[]){off_host_alpha, 7}, 1);
+	treport__put_samples(dfd, path, false, 250000, (const uint64_t[]){off_host_alpha, 7}, 1);
 	snprintf(path, sizeof(path),
 		 "domains/web/samples/current/{root}%s/bin/app/{dep}/{root}%s/bin/app" TAILC,
 		 td.path, td.path);
-	put_samples(dfd, path, 0, (const uint64_t[]){off_alpha, 30, off_beta + 2, 20}, 2);
-	put_samples(
+	treport__put_samples(dfd, path, false, 250000,
+			     (const uint64_t[]){off_alpha, 30, off_beta + 2, 20}, 2);
+	treport__put_samples(
 		dfd,
 		"domains/web/samples/current/{root}/usr/bin/split/{dep}/{root}/usr/bin/split" TAILC,
-		0, (const uint64_t[]){off_split, 4}, 1);
-	put_samples(dfd,
-		    "domains/web/samples/current/{root}/usr/bin/missing/{dep}/"
-		    "{root}/usr/bin/missing" TAILC,
-		    0, (const uint64_t[]){0x1000, 5}, 1);
-	put_samples(
+		false, 250000, (const uint64_t[]){off_split, 4}, 1);
+	treport__put_samples(dfd,
+			     "domains/web/samples/current/{root}/usr/bin/missing/{dep}/"
+			     "{root}/usr/bin/missing" TAILC,
+			     false, 250000, (const uint64_t[]){0x1000, 5}, 1);
+	treport__put_samples(
 		dfd,
 		"domains/web/samples/current/{root}/usr/bin/nobid/{dep}/{root}/usr/bin/nobid" TAILC,
-		0, (const uint64_t[]){0x1000, 2}, 1);
-	put_samples(dfd,
-		    "domains/web/samples/current/{kern}/vmlinux-" KBID
-		    "/{dep}/{kern}/vmlinux-" KBID TAILC,
-		    1, (const uint64_t[]){0x10, 9, 0x180, 3}, 2);
+		false, 250000, (const uint64_t[]){0x1000, 2}, 1);
+	treport__put_samples(dfd,
+			     "domains/web/samples/current/{kern}/vmlinux-" KBID
+			     "/{dep}/{kern}/vmlinux-" KBID TAILC,
+			     true, 250000, (const uint64_t[]){0x10, 9, 0x180, 3}, 2);
 	/* A guest kernel with no line in meta/images: kind and name from its path. */
-	put_samples(dfd,
-		    "domains/db/samples/current/{kern}/vmlinux-" KBID2
-		    "/{dep}/{kern}/vmlinux-" KBID2 TAILC,
-		    1, (const uint64_t[]){0x10, 6}, 1);
+	treport__put_samples(dfd,
+			     "domains/db/samples/current/{kern}/vmlinux-" KBID2
+			     "/{dep}/{kern}/vmlinux-" KBID2 TAILC,
+			     true, 250000, (const uint64_t[]){0x10, 6}, 1);
 	close(dfd);
 
 	/* The store: the guest's binary, and a stripped one with its debuginfo beside it. */

@@ -40,24 +40,6 @@ static char psess[] = "/tmp/dp-test-report-pair-XXXXXX";
 	"e\\f"
 #define HOSTILE_REL "{root}/tmp/a,b\"c%0Ad%01e\\f"
 
-static void put_meta(int dfd, const char *rel, const char *text)
-{
-	assert_int_equal(meta__write_file(dfd, rel, text, strlen(text)), 0);
-}
-
-static void put_samples(int dfd, const char *rel, int is_kernel, uint32_t count, const uint64_t *kv,
-			size_t n)
-{
-	struct odb_header h = {
-		.cpu_type = ODB_CPU_TIMER, .ctr_count = count, .is_kernel = (uint32_t)is_kernel};
-	struct odb *db;
-
-	assert_int_equal(odb__open(dfd, rel, &h, &db), 0);
-	for (size_t i = 0; i < n; i++)
-		assert_int_equal(odb__add(db, kv[2 * i], (uint32_t)kv[2 * i + 1]), 0);
-	odb__close(db);
-}
-
 #define TAILC  "/cpu-clock.250000.0.all.all.all"
 #define GK     "{anon:guest}/[guest-kernel]"
 #define GU     "{anon:guest}/[guest-user]"
@@ -77,62 +59,59 @@ static int setup_domains(void)
 
 	if (dfd < 0)
 		return -1;
-	put_meta(dfd, "meta/session",
-		 "domprof-session 1\nstart_ns=1000000000\nend_ns=11000000000\nncpus=2\n"
-		 "timer_mode=1\nseparate=none\ncomplete=1\n");
+	treport__put_session(dfd, 11000000000ull, true);
 	/* A recording with domains also defines the TCG plugins' event (0x7463). */
-	put_meta(dfd, "meta/events",
-		 "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n"
-		 "1\ttcg-instructions\t29795\t0\t1000000\t0\t0\t3\n");
-	put_meta(dfd, "meta/stats", "samples=100\n");
-	put_samples(dfd, "samples/current/" IMG(VMLX) TAILC, 1, 250000,
-		    (const uint64_t[]){0x10, 20, 0x20, 10}, 2);
-	put_samples(dfd,
-		    "samples/current/{root}/nonexistent/app/{dep}/{root}/nonexistent/app" TAILC, 0,
-		    250000, (const uint64_t[]){0x100, 25}, 1);
-	put_samples(dfd, "domains/web/samples/current/" IMG(GK) TAILC, 0, 250000,
-		    (const uint64_t[]){0xffffffff81001000, 10}, 1);
-	put_samples(dfd, "domains/web/samples/current/" IMG(GU) TAILC, 0, 250000,
-		    (const uint64_t[]){0x401000, 12, 0x402000, 3}, 2);
-	put_samples(dfd, "domains/web/vmm/samples/current/" IMG(QEMU) TAILC, 0, 250000,
-		    (const uint64_t[]){0x5000, 6}, 1);
-	put_samples(dfd, "domains/web/vmm/samples/current/" IMG(VMLX) TAILC, 1, 250000,
-		    (const uint64_t[]){0x10, 4}, 1);
-	put_meta(dfd, "domains/web/meta/domain",
-		 "name=web\nuuid=11223344-5566-7788-99aa-bbccddeeff00\nsource=libvirt\n"
-		 "accel=kvm\ntainted=0\npid=500\nstarted_ns=1000000000\nstopped_ns=6000000000\n"
-		 "life=1000000000 started\nlife=6000000000 stopped\n");
-	put_meta(dfd, "domains/web/meta/vcpu-wait",
-		 "0\t501\t1500000000\t100\n1\t502\t500000000\t100\n");
-	put_samples(dfd, "domains/db%0Ax/samples/current/" IMG(GG) TAILC, 0, 250000,
-		    (const uint64_t[]){0x7000, 10}, 1);
-	put_meta(dfd, "domains/db%0Ax/meta/domain",
-		 "name=db%0Ax\nuuid=-\nsource=proc\naccel=tcg\ntainted=1\npid=600\n"
-		 "started_ns=3500000000\nlife=3500000000 started\n");
+	treport__put_meta(dfd, "meta/events",
+			  "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n"
+			  "1\ttcg-instructions\t29795\t0\t1000000\t0\t0\t3\n");
+	treport__put_meta(dfd, "meta/stats", "samples=100\n");
+	treport__put_samples(dfd, "samples/current/" IMG(VMLX) TAILC, 1, 250000,
+			     (const uint64_t[]){0x10, 20, 0x20, 10}, 2);
+	treport__put_samples(
+		dfd, "samples/current/{root}/nonexistent/app/{dep}/{root}/nonexistent/app" TAILC,
+		false, 250000, (const uint64_t[]){0x100, 25}, 1);
+	treport__put_samples(dfd, "domains/web/samples/current/" IMG(GK) TAILC, 0, 250000,
+			     (const uint64_t[]){0xffffffff81001000, 10}, 1);
+	treport__put_samples(dfd, "domains/web/samples/current/" IMG(GU) TAILC, 0, 250000,
+			     (const uint64_t[]){0x401000, 12, 0x402000, 3}, 2);
+	treport__put_samples(dfd, "domains/web/vmm/samples/current/" IMG(QEMU) TAILC, 0, 250000,
+			     (const uint64_t[]){0x5000, 6}, 1);
+	treport__put_samples(dfd, "domains/web/vmm/samples/current/" IMG(VMLX) TAILC, 1, 250000,
+			     (const uint64_t[]){0x10, 4}, 1);
+	treport__put_meta(
+		dfd, "domains/web/meta/domain",
+		"name=web\nuuid=11223344-5566-7788-99aa-bbccddeeff00\nsource=libvirt\n"
+		"accel=kvm\ntainted=0\npid=500\nstarted_ns=1000000000\nstopped_ns=6000000000\n"
+		"life=1000000000 started\nlife=6000000000 stopped\n");
+	treport__put_meta(dfd, "domains/web/meta/vcpu-wait",
+			  "0\t501\t1500000000\t100\n1\t502\t500000000\t100\n");
+	treport__put_samples(dfd, "domains/db%0Ax/samples/current/" IMG(GG) TAILC, 0, 250000,
+			     (const uint64_t[]){0x7000, 10}, 1);
+	treport__put_meta(dfd, "domains/db%0Ax/meta/domain",
+			  "name=db%0Ax\nuuid=-\nsource=proc\naccel=tcg\ntainted=1\npid=600\n"
+			  "started_ns=3500000000\nlife=3500000000 started\n");
 	close(dfd);
 
 	/* A PMU session: cycles as a host-only / guest-only pair. */
 	dfd = open(psess, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
 		return -1;
-	put_meta(dfd, "meta/session",
-		 "domprof-session 1\nstart_ns=1000000000\nend_ns=2000000000\nncpus=2\n"
-		 "timer_mode=0\nseparate=none\ncomplete=1\n");
-	put_meta(dfd, "meta/stats", "samples=100\n");
-	put_meta(dfd, "meta/events",
-		 "0\tcycles\t0\t0\t100000\t0\t0\t11\n"
-		 "1\tcycles:guest\t0\t0\t100000\t0\t0\t19\n");
-	put_samples(dfd, "samples/current/" IMG(VMLX) "/cycles.100000.0.all.all.all", 1, 100000,
-		    (const uint64_t[]){0x10, 40}, 1);
-	put_samples(dfd,
-		    "domains/web/vmm/samples/current/" IMG(QEMU) "/cycles.100000.0.all.all.all", 0,
-		    100000, (const uint64_t[]){0x10, 10}, 1);
-	put_samples(dfd,
-		    "domains/web/samples/current/" IMG(GK) "/cycles:guest.100000.0.all.all.all", 0,
-		    100000, (const uint64_t[]){0x10, 30}, 1);
-	put_samples(dfd,
-		    "domains/web/samples/current/" IMG(GU) "/cycles:guest.100000.0.all.all.all", 0,
-		    100000, (const uint64_t[]){0x10, 20}, 1);
+	treport__put_session(dfd, 2000000000ull, false);
+	treport__put_meta(dfd, "meta/stats", "samples=100\n");
+	treport__put_meta(dfd, "meta/events",
+			  "0\tcycles\t0\t0\t100000\t0\t0\t11\n"
+			  "1\tcycles:guest\t0\t0\t100000\t0\t0\t19\n");
+	treport__put_samples(dfd, "samples/current/" IMG(VMLX) "/cycles.100000.0.all.all.all", 1,
+			     100000, (const uint64_t[]){0x10, 40}, 1);
+	treport__put_samples(
+		dfd, "domains/web/vmm/samples/current/" IMG(QEMU) "/cycles.100000.0.all.all.all",
+		false, 100000, (const uint64_t[]){0x10, 10}, 1);
+	treport__put_samples(
+		dfd, "domains/web/samples/current/" IMG(GK) "/cycles:guest.100000.0.all.all.all",
+		false, 100000, (const uint64_t[]){0x10, 30}, 1);
+	treport__put_samples(
+		dfd, "domains/web/samples/current/" IMG(GU) "/cycles:guest.100000.0.all.all.all",
+		false, 100000, (const uint64_t[]){0x10, 20}, 1);
 	close(dfd);
 	return 0;
 }
@@ -149,19 +128,17 @@ static int setup_all(void **state)
 	dfd = open(sess, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
 		return -1;
-	put_meta(dfd, "meta/session",
-		 "domprof-session 1\nstart_ns=1000000000\nend_ns=3500000000\nncpus=2\n"
-		 "timer_mode=1\nseparate=none\ncomplete=1\n");
-	put_meta(dfd, "meta/events",
-		 "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n"
-		 "1\tweird.ev\t1\t0\t1000\t0\t0\t3\n");
-	put_meta(dfd, "meta/stats",
-		 "samples=29\nlost_records=7\nthrottled=2\ndropped=0\n"
-		 "lost.cpu1=7\n");
-	put_meta(dfd, "meta/kallsyms",
-		 "ffffffff81000000\t0\tT\t_stext\n"
-		 "ffffffff81000000\t100\tT\tstartup_64\n"
-		 "ffffffff81000100\t80\tt\tearly_fn\n");
+	treport__put_session(dfd, 3500000000ull, true);
+	treport__put_meta(dfd, "meta/events",
+			  "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n"
+			  "1\tweird.ev\t1\t0\t1000\t0\t0\t3\n");
+	treport__put_meta(dfd, "meta/stats",
+			  "samples=29\nlost_records=7\nthrottled=2\ndropped=0\n"
+			  "lost.cpu1=7\n");
+	treport__put_meta(dfd, "meta/kallsyms",
+			  "ffffffff81000000\t0\tT\t_stext\n"
+			  "ffffffff81000000\t100\tT\tstartup_64\n"
+			  "ffffffff81000100\t80\tt\tearly_fn\n");
 	assert_true(meta__escape(HOSTILE_REL, strlen(HOSTILE_REL), esc, sizeof(esc)) > 0);
 	snprintf(line, sizeof(line),
 		 "host\thost-kernel\tkernel\t{kern}/vmlinux\t-\t0\t0xffffffff81000000\t"
@@ -175,42 +152,44 @@ static int setup_all(void **state)
 	assert_true(meta__escape(HOSTILE_PATH, strlen(HOSTILE_PATH), esc, sizeof(esc)) > 0);
 	strcat(line, esc);
 	strcat(line, "\n");
-	put_meta(dfd, "meta/images", line);
+	treport__put_meta(dfd, "meta/images", line);
 
-	put_samples(dfd,
-		    "samples/current/{kern}/vmlinux/{dep}/{kern}/vmlinux/"
-		    "cpu-clock.250000.0.all.all.all",
-		    1, 250000, (const uint64_t[]){0x10, 5, 0x150, 3}, 2);
-	put_samples(dfd,
-		    "samples/current/{kern}/vmlinux/{dep}/{kern}/vmlinux/"
-		    "weird.ev.1000.0.all.all.all",
-		    1, 1000, (const uint64_t[]){0x10, 4}, 1);
+	treport__put_samples(dfd,
+			     "samples/current/{kern}/vmlinux/{dep}/{kern}/vmlinux/"
+			     "cpu-clock.250000.0.all.all.all",
+			     true, 250000, (const uint64_t[]){0x10, 5, 0x150, 3}, 2);
+	treport__put_samples(dfd,
+			     "samples/current/{kern}/vmlinux/{dep}/{kern}/vmlinux/"
+			     "weird.ev.1000.0.all.all.all",
+			     true, 1000, (const uint64_t[]){0x10, 4}, 1);
 	/* The same image in two apps' trees (--separate=lib) adds up. */
-	put_samples(dfd,
-		    "samples/current/{root}/nonexistent/app/{dep}/{root}/nonexistent/app/"
-		    "cpu-clock.250000.0.all.all.all",
-		    0, 250000, (const uint64_t[]){0x1000, 3}, 1);
-	put_samples(dfd,
-		    "samples/current/{root}/bin/sh/{dep}/{root}/nonexistent/app/"
-		    "cpu-clock.250000.0.all.all.all",
-		    0, 250000, (const uint64_t[]){0x1000, 1}, 1);
-	put_samples(dfd,
-		    "samples/current/{anon:[vdso]}/123.0x7fff0000.0x7fff2000/{dep}/"
-		    "{anon:[vdso]}/123.0x7fff0000.0x7fff2000/cpu-clock.250000.0.all.all.all",
-		    0, 250000, (const uint64_t[]){0x10, 2}, 1);
-	put_samples(dfd,
-		    "samples/current/" HOSTILE_REL "/{dep}/" HOSTILE_REL
-		    "/cpu-clock.250000.0.all.all.all",
-		    0, 250000, (const uint64_t[]){0x20, 1}, 1);
+	treport__put_samples(dfd,
+			     "samples/current/{root}/nonexistent/app/{dep}/{root}/nonexistent/app/"
+			     "cpu-clock.250000.0.all.all.all",
+			     false, 250000, (const uint64_t[]){0x1000, 3}, 1);
+	treport__put_samples(dfd,
+			     "samples/current/{root}/bin/sh/{dep}/{root}/nonexistent/app/"
+			     "cpu-clock.250000.0.all.all.all",
+			     false, 250000, (const uint64_t[]){0x1000, 1}, 1);
+	treport__put_samples(
+		dfd,
+		"samples/current/{anon:[vdso]}/123.0x7fff0000.0x7fff2000/{dep}/"
+		"{anon:[vdso]}/123.0x7fff0000.0x7fff2000/cpu-clock.250000.0.all.all.all",
+		false, 250000, (const uint64_t[]){0x10, 2}, 1);
+	treport__put_samples(dfd,
+			     "samples/current/" HOSTILE_REL "/{dep}/" HOSTILE_REL
+			     "/cpu-clock.250000.0.all.all.all",
+			     false, 250000, (const uint64_t[]){0x20, 1}, 1);
 	/* A domain's guest kernel, no metadata of its own: derived from the path. */
-	put_samples(dfd,
-		    "domains/vm1/samples/current/{kern}/vmlinux/{dep}/{kern}/vmlinux/"
-		    "cpu-clock.250000.0.all.all.all",
-		    1, 250000, (const uint64_t[]){0x10, 6, 0x20, 4}, 2);
+	treport__put_samples(dfd,
+			     "domains/vm1/samples/current/{kern}/vmlinux/{dep}/{kern}/vmlinux/"
+			     "cpu-clock.250000.0.all.all.all",
+			     true, 250000, (const uint64_t[]){0x10, 6, 0x20, 4}, 2);
 	/* Bad files: garbage content, a bad name, a symlink. */
-	put_meta(dfd, "samples/current/{root}/x/{dep}/{root}/x/cpu-clock.250000.0.all.all.all",
-		 "garbage");
-	put_meta(dfd, "samples/current/{root}/x/{dep}/{root}/x/notasample", "x");
+	treport__put_meta(dfd,
+			  "samples/current/{root}/x/{dep}/{root}/x/cpu-clock.250000.0.all.all.all",
+			  "garbage");
+	treport__put_meta(dfd, "samples/current/{root}/x/{dep}/{root}/x/notasample", "x");
 	assert_int_equal(symlinkat("/etc/passwd", dfd,
 				   "samples/current/{root}/x/{dep}/{root}/x/"
 				   "cpu-clock.1.0.all.all.all"),
@@ -218,7 +197,7 @@ static int setup_all(void **state)
 	close(dfd);
 
 	dfd = open(empty, O_RDONLY | O_DIRECTORY);
-	put_meta(dfd, "meta/session", "domprof-session 1\nncpus=2\ntimer_mode=1\n");
+	treport__put_meta(dfd, "meta/session", "domprof-session 1\nncpus=2\ntimer_mode=1\n");
 	close(dfd);
 	return 0;
 }
@@ -236,38 +215,34 @@ static int teardown_all(void **state)
 static void test_csv_images(void **state)
 {
 	struct report_opts o = {.session_dir = sess};
-	char *out;
 
 	(void)state;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,samples,percent,event\n"
-				 "vm1,guest-kernel,vmlinux,10,40.0000,cpu-clock\n"
-				 "host,host-kernel,vmlinux,8,32.0000,cpu-clock\n"
-				 "host,host-user,/nonexistent/app,4,16.0000,cpu-clock\n"
-				 "host,host-user,[vdso],2,8.0000,cpu-clock\n"
-				 "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
-				 "e\\f\",1,4.0000,cpu-clock\n"
-				 "host,host-kernel,vmlinux,4,100.0000,weird.ev\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       "domain,mode,image,samples,percent,event\n"
+			       "vm1,guest-kernel,vmlinux,10,40.0000,cpu-clock\n"
+			       "host,host-kernel,vmlinux,8,32.0000,cpu-clock\n"
+			       "host,host-user,/nonexistent/app,4,16.0000,cpu-clock\n"
+			       "host,host-user,[vdso],2,8.0000,cpu-clock\n"
+			       "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
+			       "e\\f\",1,4.0000,cpu-clock\n"
+			       "host,host-kernel,vmlinux,4,100.0000,weird.ev\n");
 }
 
 static void test_csv_symbols(void **state)
 {
 	struct report_opts o = {.session_dir = sess, .symbols = true};
-	char *out;
 
 	(void)state;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event\n"
-				 "vm1,guest-kernel,vmlinux,[unknown],10,40.0000,cpu-clock\n"
-				 "host,host-kernel,vmlinux,startup_64,5,20.0000,cpu-clock\n"
-				 "host,host-user,/nonexistent/app,[unknown],4,16.0000,cpu-clock\n"
-				 "host,host-kernel,vmlinux,early_fn,3,12.0000,cpu-clock\n"
-				 "host,host-user,[vdso],[unknown],2,8.0000,cpu-clock\n"
-				 "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
-				 "e\\f\",[unknown],1,4.0000,cpu-clock\n"
-				 "host,host-kernel,vmlinux,startup_64,4,100.0000,weird.ev\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       "domain,mode,image,symbol,samples,percent,event\n"
+			       "vm1,guest-kernel,vmlinux,[unknown],10,40.0000,cpu-clock\n"
+			       "host,host-kernel,vmlinux,startup_64,5,20.0000,cpu-clock\n"
+			       "host,host-user,/nonexistent/app,[unknown],4,16.0000,cpu-clock\n"
+			       "host,host-kernel,vmlinux,early_fn,3,12.0000,cpu-clock\n"
+			       "host,host-user,[vdso],[unknown],2,8.0000,cpu-clock\n"
+			       "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
+			       "e\\f\",[unknown],1,4.0000,cpu-clock\n"
+			       "host,host-kernel,vmlinux,startup_64,4,100.0000,weird.ev\n");
 }
 
 static void test_filters(void **state)
@@ -275,25 +250,22 @@ static void test_filters(void **state)
 	struct report_opts o = {.session_dir = sess, .domain = "host", .event = "cpu-clock"};
 	struct report *r;
 	char err[512];
-	char *out;
 
 	(void)state;
 	/* Percentages are of the selection: the host's 15 cpu-clock samples. */
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,samples,percent,event\n"
-				 "host,host-kernel,vmlinux,8,53.3333,cpu-clock\n"
-				 "host,host-user,/nonexistent/app,4,26.6667,cpu-clock\n"
-				 "host,host-user,[vdso],2,13.3333,cpu-clock\n"
-				 "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
-				 "e\\f\",1,6.6667,cpu-clock\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       "domain,mode,image,samples,percent,event\n"
+			       "host,host-kernel,vmlinux,8,53.3333,cpu-clock\n"
+			       "host,host-user,/nonexistent/app,4,26.6667,cpu-clock\n"
+			       "host,host-user,[vdso],2,13.3333,cpu-clock\n"
+			       "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
+			       "e\\f\",1,6.6667,cpu-clock\n");
 
 	o.domain = "vm1";
 	o.symbols = true;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event\n"
-				 "vm1,guest-kernel,vmlinux,[unknown],10,100.0000,cpu-clock\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       "domain,mode,image,symbol,samples,percent,event\n"
+			       "vm1,guest-kernel,vmlinux,[unknown],10,100.0000,cpu-clock\n");
 
 	o.domain = "no-such-domain";
 	assert_int_equal(report__load(&o, &r, err, sizeof(err)), -ESRCH);
@@ -396,45 +368,39 @@ static void test_json(void **state)
 static void test_domain_table_csv(void **state)
 {
 	struct report_opts o = {.session_dir = dsess, .table = REPORT_TABLE_DOMAINS};
-	char *out;
 
 	(void)state;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, DOM_HEADER "host,55,55.0000,0,0,0,0,30,25,0,cpu-clock\n"
-					    "web,35,35.0000,10,15,0,10,0,0,2000000000,cpu-clock\n"
-					    "\"db\nx\",10,10.0000,0,0,10,0,0,0,0,cpu-clock\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       DOM_HEADER "host,55,55.0000,0,0,0,0,30,25,0,cpu-clock\n"
+					  "web,35,35.0000,10,15,0,10,0,0,2000000000,cpu-clock\n"
+					  "\"db\nx\",10,10.0000,0,0,10,0,0,0,0,cpu-clock\n");
 
 	/* --domain narrows the table too; percentages are of the selection */
 	o.domain = "web";
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out,
-			    DOM_HEADER "web,35,100.0000,10,15,0,10,0,0,2000000000,cpu-clock\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       DOM_HEADER "web,35,100.0000,10,15,0,10,0,0,2000000000,cpu-clock\n");
 
 	/* the old table is unchanged without --table */
 	o.table = REPORT_TABLE_ALL;
 	o.symbols = true;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event\n"
-				 "web,guest-user,[guest-user],[unknown],15,42.8571,cpu-clock\n"
-				 "web,guest-kernel,[guest-kernel],[unknown],10,28.5714,cpu-clock\n"
-				 "web,host-user,/nonexistent/qemu,[unknown],6,17.1429,cpu-clock\n"
-				 "web,host-kernel,vmlinux,[unknown],4,11.4286,cpu-clock\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       "domain,mode,image,symbol,samples,percent,event\n"
+			       "web,guest-user,[guest-user],[unknown],15,42.8571,cpu-clock\n"
+			       "web,guest-kernel,[guest-kernel],[unknown],10,28.5714,cpu-clock\n"
+			       "web,host-user,/nonexistent/qemu,[unknown],6,17.1429,cpu-clock\n"
+			       "web,host-kernel,vmlinux,[unknown],4,11.4286,cpu-clock\n");
 
 	o.domain = NULL;
 	o.symbols = false;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,samples,percent,event\n"
-				 "host,host-kernel,vmlinux,30,30.0000,cpu-clock\n"
-				 "host,host-user,/nonexistent/app,25,25.0000,cpu-clock\n"
-				 "web,guest-user,[guest-user],15,15.0000,cpu-clock\n"
-				 "\"db\nx\",guest,[guest],10,10.0000,cpu-clock\n"
-				 "web,guest-kernel,[guest-kernel],10,10.0000,cpu-clock\n"
-				 "web,host-user,/nonexistent/qemu,6,6.0000,cpu-clock\n"
-				 "web,host-kernel,vmlinux,4,4.0000,cpu-clock\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       "domain,mode,image,samples,percent,event\n"
+			       "host,host-kernel,vmlinux,30,30.0000,cpu-clock\n"
+			       "host,host-user,/nonexistent/app,25,25.0000,cpu-clock\n"
+			       "web,guest-user,[guest-user],15,15.0000,cpu-clock\n"
+			       "\"db\nx\",guest,[guest],10,10.0000,cpu-clock\n"
+			       "web,guest-kernel,[guest-kernel],10,10.0000,cpu-clock\n"
+			       "web,host-user,/nonexistent/qemu,6,6.0000,cpu-clock\n"
+			       "web,host-kernel,vmlinux,4,4.0000,cpu-clock\n");
 }
 
 static void test_domain_table_text(void **state)
@@ -529,12 +495,11 @@ static void test_domain_table_pair(void **state)
 	free(out);
 
 	o.table = REPORT_TABLE_DOMAINS;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, DOM_HEADER "host,40,80.0000,0,0,0,0,40,0,0,cycles\n"
-					    "web,10,20.0000,0,0,0,10,0,0,0,cycles\n"
-					    "web,50,100.0000,30,20,0,0,0,0,0,cycles:guest\n"
-					    "host,0,0.0000,0,0,0,0,0,0,0,cycles:guest\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV,
+			       DOM_HEADER "host,40,80.0000,0,0,0,0,40,0,0,cycles\n"
+					  "web,10,20.0000,0,0,0,10,0,0,0,cycles\n"
+					  "web,50,100.0000,30,20,0,0,0,0,0,cycles:guest\n"
+					  "host,0,0.0000,0,0,0,0,0,0,0,cycles:guest\n");
 }
 
 static void test_empty_and_not_a_session(void **state)
@@ -544,9 +509,7 @@ static void test_empty_and_not_a_session(void **state)
 	char err[512], *out;
 
 	(void)state;
-	out = treport__must_render(&o, REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,samples,percent,event\n");
-	free(out);
+	treport__assert_render(&o, REPORT_CSV, "domain,mode,image,samples,percent,event\n");
 	out = treport__must_render(&o, REPORT_TEXT);
 	assert_non_null(strstr(out, "No samples"));
 	assert_non_null(strstr(out, "Lost records: 0, throttled: 0, dropped samples: 0\n"));
@@ -599,35 +562,35 @@ static void test_agent(void **state)
 	(void)state;
 	assert_int_equal(tdir__create(&td, "dp-test-report-agent"), 0);
 	dfd = td.dfd;
-	put_meta(dfd, "meta/session",
-		 "domprof-session 1\nstart_ns=1000000000\nend_ns=11000000000\nncpus=2\n"
-		 "timer_mode=1\nseparate=none\ncomplete=1\n");
-	put_meta(dfd, "meta/events", "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n");
-	put_meta(dfd, "meta/stats", "samples=30\ndropped=13\n");
-	put_samples(dfd, "samples/current/" IMG(VMLX) TAILC, 1, 250000,
-		    (const uint64_t[]){0x10, 10}, 1);
-	put_samples(dfd, "domains/web1/samples/current/" IMG(GU) TAILC, 0, 250000,
-		    (const uint64_t[]){0x401000, 10}, 1);
-	put_meta(dfd, "domains/web1/meta/domain",
-		 "name=web1\nuuid=-\nsource=libvirt\naccel=kvm\ntainted=0\npid=500\n"
-		 "started_ns=1000000000\nlife=1000000000 started\n");
-	put_meta(dfd, "domains/web1/meta/agent",
-		 "incarnations=2\nkernel_release=6.12.0-web%09x\n"
-		 "kernel_build_id=abcdef0123456789abcdef0123456789abcdef01\nagent_version=1\n"
-		 "agent_dropped_frames=12\nagent_lost_records=0\n"
-		 "hello=1000000000 0000000000000001\nhello=6500000000 00000000000000a2\n"
-		 "gap=2000000000 4000000000 2 reconnect\n"
-		 "gap=6000000000 7200000000 3 restart\n");
-	put_samples(dfd, "domains/db/samples/current/" IMG(GK) TAILC, 0, 250000,
-		    (const uint64_t[]){0x10, 5}, 1);
+	treport__put_session(dfd, 11000000000ull, true);
+	treport__put_meta(dfd, "meta/events", "0\tcpu-clock\t1\t0\t250000\t0\t0\t3\n");
+	treport__put_meta(dfd, "meta/stats", "samples=30\ndropped=13\n");
+	treport__put_samples(dfd, "samples/current/" IMG(VMLX) TAILC, 1, 250000,
+			     (const uint64_t[]){0x10, 10}, 1);
+	treport__put_samples(dfd, "domains/web1/samples/current/" IMG(GU) TAILC, 0, 250000,
+			     (const uint64_t[]){0x401000, 10}, 1);
+	treport__put_meta(dfd, "domains/web1/meta/domain",
+			  "name=web1\nuuid=-\nsource=libvirt\naccel=kvm\ntainted=0\npid=500\n"
+			  "started_ns=1000000000\nlife=1000000000 started\n");
+	treport__put_meta(
+		dfd, "domains/web1/meta/agent",
+		"incarnations=2\nkernel_release=6.12.0-web%09x\n"
+		"kernel_build_id=abcdef0123456789abcdef0123456789abcdef01\nagent_version=1\n"
+		"agent_dropped_frames=12\nagent_lost_records=0\n"
+		"hello=1000000000 0000000000000001\nhello=6500000000 00000000000000a2\n"
+		"gap=2000000000 4000000000 2 reconnect\n"
+		"gap=6000000000 7200000000 3 restart\n");
+	treport__put_samples(dfd, "domains/db/samples/current/" IMG(GK) TAILC, 0, 250000,
+			     (const uint64_t[]){0x10, 5}, 1);
 	/* no meta/domain: the agent line still says what it knows */
-	put_meta(dfd, "domains/db/meta/agent",
-		 "incarnations=1\nagent_dropped_frames=0\nagent_lost_records=1\n"
-		 "kernel_build_id=-\ngaps_dropped=4\n"
-		 "gap=5 4 1 silent\nhello=1 xyz\ngap=1 2 3\n");
-	put_samples(dfd, "domains/plain/samples/current/" IMG(GK) TAILC, 0, 250000,
-		    (const uint64_t[]){0x10, 5}, 1);
-	put_meta(dfd, "domains/plain/meta/domain", "name=plain\nsource=libvirt\naccel=kvm\n");
+	treport__put_meta(dfd, "domains/db/meta/agent",
+			  "incarnations=1\nagent_dropped_frames=0\nagent_lost_records=1\n"
+			  "kernel_build_id=-\ngaps_dropped=4\n"
+			  "gap=5 4 1 silent\nhello=1 xyz\ngap=1 2 3\n");
+	treport__put_samples(dfd, "domains/plain/samples/current/" IMG(GK) TAILC, 0, 250000,
+			     (const uint64_t[]){0x10, 5}, 1);
+	treport__put_meta(dfd, "domains/plain/meta/domain",
+			  "name=plain\nsource=libvirt\naccel=kvm\n");
 
 	o.session_dir = td.path;
 	out = treport__must_render(&o, REPORT_TEXT);

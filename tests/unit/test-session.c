@@ -180,6 +180,13 @@ static void test_mkdirs_mode(void **state)
 	umask(old);
 }
 
+static const struct {
+	const char *dir, *sub, *file;
+} strangers[] = {
+	{"busy", NULL, "busy/precious"},
+	{"busy2", "busy2/samples", "busy2/samples/precious"},
+};
+
 static void test_create_rules(void **state)
 {
 	char p[PATH_MAX];
@@ -204,19 +211,19 @@ static void test_create_rules(void **state)
 	/* But not as a session to read. */
 	assert_int_equal(session__open(p), -EINVAL);
 
-	/* A non-empty non-session directory. */
-	mkdir_rel("busy");
-	touch("busy/precious");
-	path_of(p, sizeof(p), "busy");
-	assert_int_equal(session__create(p), -EEXIST);
-	assert_true(exists("busy/precious"));
-	/* Also when the stranger's file sits in a dir named like ours. */
-	mkdir_rel("busy2");
-	mkdir_rel("busy2/samples");
-	touch("busy2/samples/precious");
-	path_of(p, sizeof(p), "busy2");
-	assert_int_equal(session__create(p), -EEXIST);
-	assert_true(exists("busy2/samples/precious"));
+	/*
+	 * A non-empty non-session directory, also when the stranger's file sits
+	 * in a dir named like ours: refused, the file kept.
+	 */
+	for (size_t i = 0; i < sizeof(strangers) / sizeof(strangers[0]); i++) {
+		mkdir_rel(strangers[i].dir);
+		if (strangers[i].sub)
+			mkdir_rel(strangers[i].sub);
+		touch(strangers[i].file);
+		path_of(p, sizeof(p), strangers[i].dir);
+		assert_int_equal(session__create(p), -EEXIST);
+		assert_true(exists(strangers[i].file));
+	}
 
 	/* A file. */
 	touch("plain");
@@ -235,6 +242,26 @@ static void test_create_rules(void **state)
 	close(fd);
 	assert_int_equal(stat(p, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0700);
+}
+
+/* Readers open regular files only: a planted FIFO does not block them, nor is a directory read. */
+static void test_open_regular(void **state)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	int dfd, fd;
+
+	dfd = make_session("s");
+	fd = session__open_regular(dfd, DP_SESSION_MARKER, &st);
+	assert_true(fd >= 0);
+	assert_int_equal(st.st_size, 18);
+	close(fd);
+	path_of(p, sizeof(p), "s/meta/fifo");
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_int_equal(session__open_regular(dfd, "meta/fifo", &st), -EINVAL);
+	assert_int_equal(session__open_regular(dfd, "meta", &st), -EINVAL);
+	assert_int_equal(session__open_regular(dfd, "meta/none", &st), -ENOENT);
+	close(dfd);
 }
 
 static void test_reuse_clears_old(void **state)
@@ -346,6 +373,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_escapes_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdirs_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_regular, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reuse_clears_old, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_marker_symlink_is_no_session, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),

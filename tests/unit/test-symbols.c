@@ -154,44 +154,43 @@ static void test_shared_library_offset_is_not_vaddr(void **state)
 	elfsym__free(e);
 }
 
-static void test_stripped(void **state)
+/*
+ * Open file, a copy of orig with symbols taken away, and look up the pc at
+ * fn + delta of orig: named fn when named, else anything but fn (or nothing).
+ */
+static void assert_copy_names(const char *file, const char *orig, const char *fn, uint64_t delta,
+			      bool named)
 {
-	char path[512], orig[512];
+	char path[512], opath[512];
 	struct elfsym *e;
 	const char *name;
 
+	path_of(opath, sizeof(opath), orig);
+	path_of(path, sizeof(path), file);
+	assert_int_equal(elfsym__open(path, NULL, &e), 0);
+	name = elfsym__lookup(e, file_offset_of(opath, fn, delta, NULL), NULL);
+	if (named)
+		assert_string_equal(name, fn);
+	else
+		assert_true(!name || strcmp(name, fn));
+	elfsym__free(e);
+}
+
+static void test_stripped(void **state)
+{
 	(void)state;
 	TEST_REQUIRE(built, build_error);
 	/* A stripped executable has no symbol for a static function: no name, no crash. */
-	path_of(orig, sizeof(orig), "exe");
-	path_of(path, sizeof(path), "exe.stripped");
-	assert_int_equal(elfsym__open(path, NULL, &e), 0);
-	name = elfsym__lookup(e, file_offset_of(orig, "hot_alpha", 0, NULL), NULL);
-	assert_true(!name || strcmp(name, "hot_alpha"));
-	elfsym__free(e);
-
+	assert_copy_names("exe.stripped", "exe", "hot_alpha", 0, false);
 	/* A stripped library still names its exported functions through .dynsym. */
-	path_of(orig, sizeof(orig), "lib.so");
-	path_of(path, sizeof(path), "lib.stripped.so");
-	assert_int_equal(elfsym__open(path, NULL, &e), 0);
-	assert_string_equal(elfsym__lookup(e, file_offset_of(orig, "lib_hot_two", 1, NULL), NULL),
-			    "lib_hot_two");
-	elfsym__free(e);
+	assert_copy_names("lib.stripped.so", "lib.so", "lib_hot_two", 1, true);
 }
 
 static void test_debuglink(void **state)
 {
-	char path[512], orig[512];
-	struct elfsym *e;
-
 	(void)state;
 	TEST_REQUIRE(built, build_error);
-	path_of(orig, sizeof(orig), "exe");
-	path_of(path, sizeof(path), "exe.split");
-	assert_int_equal(elfsym__open(path, NULL, &e), 0);
-	assert_string_equal(elfsym__lookup(e, file_offset_of(orig, "hot_beta", 4, NULL), NULL),
-			    "hot_beta");
-	elfsym__free(e);
+	assert_copy_names("exe.split", "exe", "hot_beta", 4, true);
 }
 
 /*

@@ -100,20 +100,6 @@ static void add_fd(int pid, int fd, const char *target)
 	assert_int_equal(symlink(target, path), 0);
 }
 
-static int setup_root(void **state)
-{
-	(void)state;
-	snprintf(root, sizeof(root), "/tmp/test-vmm.XXXXXX");
-	return mkdtemp(root) ? 0 : -1;
-}
-
-static int teardown_root(void **state)
-{
-	(void)state;
-	rm_rf(root);
-	return 0;
-}
-
 #define MAX_EVS 64
 struct evlog {
 	unsigned n;
@@ -123,6 +109,23 @@ struct evlog {
 		struct vmm_thread threads[16];
 	} ev[MAX_EVS];
 };
+
+/* A fake /proc at root, and an empty event log in *state. */
+static int setup_root(void **state)
+{
+	snprintf(root, sizeof(root), "/tmp/test-vmm.XXXXXX");
+	*state = calloc(1, sizeof(struct evlog));
+	if (!*state)
+		return -1;
+	return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown_root(void **state)
+{
+	rm_rf(root);
+	free(*state);
+	return 0;
+}
 
 static void log_event(const struct vmm_event *ev, void *arg)
 {
@@ -171,13 +174,11 @@ static void test_proc_discovery(void **state)
 	static const struct fake_thread late_t[] = {{500, "qemu-system-x86"}};
 	struct vmm_opts opts = {.no_libvirt = true, .procfs = root};
 	const struct vmm_domain *d, *d200;
-	struct evlog *l = calloc(1, sizeof(*l));
+	struct evlog *l = *state;
 	char err[256], evil[1 << 20];
 	struct vmm *v;
 	int i;
 
-	(void)state;
-	assert_non_null(l);
 	mkproc(100, 1000, "/usr/bin/qemu-system-x86_64", web1, sizeof(web1) - 1, web1_t, 4);
 	mkproc(200, 2000, "/usr/bin/qemu-system-x86_64 (deleted)", noname, sizeof(noname) - 1,
 	       noname_t, 2);
@@ -300,7 +301,6 @@ static void test_proc_discovery(void **state)
 		assert_int_equal(vmm__domain_of(v, 200)->id, l->ev[0].dom.id);
 	}
 	vmm__free(v);
-	free(l);
 }
 
 /* A stopped domain stays found for late samples during its grace period, then goes. */
@@ -309,12 +309,10 @@ static void test_grace_period(void **state)
 	static const struct fake_thread t[] = {{100, "qemu-system-x86"}, {101, "CPU 0/TCG"}};
 	struct vmm_opts opts = {.no_libvirt = true, .procfs = root};
 	struct timespec ts = {VMM_STOPPED_GRACE_NS / 1000000000ull, 200000000};
-	struct evlog *l = calloc(1, sizeof(*l));
+	struct evlog *l = *state;
 	char err[256], path[512];
 	struct vmm *v;
 
-	(void)state;
-	assert_non_null(l);
 	mkproc(100, 1000, "/usr/bin/qemu-system-x86_64", "q\0-name\0a\0", 10, t, 2);
 	assert_int_equal(vmm__new(&opts, &v, err, sizeof(err)), 0);
 	assert_int_equal(vmm__poll(v, log_event, l), 0);
@@ -331,7 +329,6 @@ static void test_grace_period(void **state)
 	assert_null(vmm__domain_of(v, 100));
 	assert_int_equal(vmm__ndomains(v), 0);
 	vmm__free(v);
-	free(l);
 }
 
 static void test_qemu_args(void **state)
@@ -426,12 +423,10 @@ static void test_vmm_pid_parse(void **state)
 	static const struct fake_thread mini_t[] = {{700, "mini-vmm"}};
 	struct vmm_pid_arg a, pids[2];
 	struct vmm_opts opts = {.no_libvirt = true, .procfs = root, .vmm_pids = pids};
-	struct evlog *l = calloc(1, sizeof(*l));
+	struct evlog *l = *state;
 	char err[256], arg[64];
 	struct vmm *v;
 
-	(void)state;
-	assert_non_null(l);
 	mkproc(600, 6000, "/usr/local/bin/fc-custom", "fc\0", 3, fc_t, 3);
 	add_fd(600, 3, "/dev/kvm");
 	add_fd(600, 4, "anon_inode:kvm-vm");
@@ -508,7 +503,6 @@ static void test_vmm_pid_parse(void **state)
 	opts.nvmm_pids = 1;
 	assert_int_equal(vmm__new(&opts, &v, err, sizeof(err)), -ESRCH);
 	assert_string_equal(err, "no process 901");
-	free(l);
 }
 
 /* A real process with a KVM VM fd passes --vmm-pid against the real /proc. */
