@@ -704,10 +704,16 @@ static bool fold_eq(const struct dp_hnode *n, const void *key)
 }
 
 /* A name as one folded frame: ';' separates frames and a line ends at '\n'. */
-static void fold__name(struct dp_strbuf *b, const char *s)
+static char *fold__name(const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		dp_strbuf__addch(b, *p == ';' ? ':' : (*p < 0x20 || *p == 0x7f) ? '?' : (char)*p);
+	char *d = strdup(s);
+
+	for (char *p = d; p && *p; p++)
+		if (*p == ';')
+			*p = ':';
+		else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return d;
 }
 
 static int fold__cmp(const void *p, const void *q)
@@ -715,96 +721,156 @@ static int fold__cmp(const void *p, const void *q)
 	return strcmp(((const struct cg_folded *)p)->stack, ((const struct cg_folded *)q)->stack);
 }
 
+/* Who ran a count: 0 unknown, else where its comm is in own's data or (high bit) host's. */
+static uint32_t fold__comm_id(const struct tasks *own, const struct tasks *host, bool host_mode,
+			      uint32_t tgid, uint32_t tid)
+{
+	const char *c = tasks__comm(own, tgid, tid);
+
+	if (c)
+		return (uint32_t)(c - own->data) + 1;
+	/* A VMM's host-mode stack: its threads may be listed as the host's. */
+	c = host_mode ? tasks__comm(host, tgid, tid) : NULL;
+	return c ? ((uint32_t)(c - host->data) + 1) | 0x80000000u : 0;
+}
+
+struct folder {
+	struct dp_hashmap map;
+	struct fold **all;
+	size_t nall, capall;
+	char **names; /* each symbol's folded name, made when first used */
+	struct dp_strbuf b;
+};
+
+/* Add samples to the line in f->b. */
+static int folder__add(struct folder *f, uint64_t samples)
+{
+	const char *str = dp_strbuf__str(&f->b);
+	uint64_t h = dp_hash_str(str);
+	struct dp_hnode *hn;
+	struct fold *fd;
+
+	if (f->b.err)
+		return f->b.err;
+	hn = dp_hashmap__find(&f->map, h, fold_eq, str);
+	if (hn) {
+		dp_hnode_entry(hn, struct fold, node)->samples += samples;
+		return 0;
+	}
+	fd = calloc(1, sizeof(*fd));
+	if (!fd || !(fd->stack = strdup(str)) || dp_ensure(f->all, f->capall, f->nall + 1) < 0 ||
+	    dp_hashmap__add(&f->map, &fd->node, h)) {
+		if (fd)
+			free(fd->stack);
+		free(fd);
+		return -ENOMEM;
+	}
+	fd->samples = samples;
+	f->all[f->nall++] = fd;
+	return 0;
+}
+
+/* One file's counts, summed per (stack, comm) first: each stack is spelt once per comm. */
+static int folder__file(struct folder *f, struct report *r, struct callgraph *cg,
+			const struct cg_opts *o, const struct sfile *file, const int *evs,
+			struct tasks *host)
+{
+	const struct dp_stackfile *sf = file->sf;
+	const struct pp_domain *pd = &r->s->doms[file->dom];
+	struct tasks own = {0};
+	struct kvmap sums;
+	int ret;
+
+	if (kvmap__init(&sums, sf->ncounts) < 0)
+		return -ENOMEM;
+	ret = o->no_prefix ? 0 : tasks__load(r, pd, &own);
+	if (!ret && !o->no_prefix && pd->dir && !host->loaded)
+		ret = tasks__load(r, &r->s->doms[0], host);
+	for (size_t i = 0; i < sf->ncounts && !ret; i++) {
+		const struct dp_stack_count *c = &sf->counts[i];
+		uint32_t comm = 0;
+		struct kv *e;
+
+		if (evs[i] < 0 || !c->samples)
+			continue;
+		if (!o->no_prefix)
+			comm = fold__comm_id(
+				&own, host,
+				pd->dir && sf->images[sf->stacks[c->stack].frames[0].image].mode <
+						   DP_MODE_GUEST_KERNEL,
+				c->tgid, c->tid);
+		e = kvmap__get(&sums, (uint64_t)c->stack << 32 | comm, NULL);
+		if (!e)
+			ret = -ENOMEM;
+		else
+			e->val += c->samples;
+	}
+	for (size_t i = 0; i < sums.n && !ret; i++) {
+		const struct dp_stack *st = &sf->stacks[sums.v[i].key >> 32];
+		const uint32_t *fs = file->fsym + (st->frames - sf->frames);
+		uint32_t comm = (uint32_t)sums.v[i].key;
+
+		if (f->b.len)
+			dp_strbuf__setlen(&f->b, 0);
+		if (!o->no_prefix) {
+			const char *name = !comm ? SYM_UNKNOWN
+					   : comm & 0x80000000u
+						   ? host->data + (comm & 0x7fffffffu) - 1
+						   : own.data + comm - 1;
+			char *a = fold__name(pd->name), *b = fold__name(name);
+
+			dp_strbuf__addf(&f->b, "%s;%s;", a ? a : "", b ? b : "");
+			if (!a || !b)
+				ret = -ENOMEM;
+			free(a);
+			free(b);
+		}
+		for (uint32_t k = st->nframes; k-- > 0 && !ret;) {
+			if (!f->names[fs[k]] &&
+			    !(f->names[fs[k]] = fold__name(cg->syms[fs[k]].symbol)))
+				ret = -ENOMEM;
+			dp_strbuf__addstr(&f->b, f->names[fs[k]] ? f->names[fs[k]] : "");
+			if (k)
+				dp_strbuf__addch(&f->b, ';');
+		}
+		if (!ret)
+			ret = folder__add(f, sums.v[i].val);
+	}
+	tasks__fini(&own);
+	kvmap__fini(&sums);
+	return ret;
+}
+
 static int folded__build(struct report *r, struct callgraph *cg, const struct cg_opts *o,
 			 struct sfile *files, size_t nfiles, int **evs)
 {
+	struct folder f = {.b = DP_STRBUF_INIT};
 	struct tasks host = {0};
-	struct dp_hashmap map;
-	struct dp_strbuf b = DP_STRBUF_INIT;
-	struct fold **all = NULL;
-	size_t nall = 0, capall = 0;
 	int ret = 0;
 
-	dp_hashmap__init(&map, 0);
-	for (size_t fi = 0; fi < nfiles && !ret; fi++) {
-		const struct dp_stackfile *sf = files[fi].sf;
-		const struct pp_domain *pd = &r->s->doms[files[fi].dom];
-		struct tasks own = {0};
-
-		if (!o->no_prefix) {
-			ret = tasks__load(r, pd, &own);
-			if (!ret && pd->dir && !host.loaded)
-				ret = tasks__load(r, &r->s->doms[0], &host);
-		}
-		for (size_t i = 0; i < sf->ncounts && !ret; i++) {
-			const struct dp_stack_count *c = &sf->counts[i];
-			const struct dp_stack *st = &sf->stacks[c->stack];
-			const uint32_t *fs = files[fi].fsym + (st->frames - sf->frames);
-			const char *comm = NULL;
-			struct dp_hnode *hn;
-			struct fold *fd;
-			uint64_t h;
-
-			if (evs[fi][i] < 0 || !c->samples)
-				continue;
-			if (b.len)
-				dp_strbuf__setlen(&b, 0);
-			if (!o->no_prefix) {
-				comm = tasks__comm(&own, c->tgid, c->tid);
-				/* A VMM's host-mode stack: its threads may be listed as the host's.
-				 */
-				if (!comm && pd->dir &&
-				    sf->images[st->frames[0].image].mode < DP_MODE_GUEST_KERNEL)
-					comm = tasks__comm(&host, c->tgid, c->tid);
-				fold__name(&b, pd->name);
-				dp_strbuf__addch(&b, ';');
-				fold__name(&b, comm ? comm : SYM_UNKNOWN);
-				dp_strbuf__addch(&b, ';');
-			}
-			for (uint32_t k = st->nframes; k-- > 0;) {
-				fold__name(&b, cg->syms[fs[k]].symbol);
-				if (k)
-					dp_strbuf__addch(&b, ';');
-			}
-			if (b.err) {
-				ret = b.err;
-				break;
-			}
-			h = dp_hash_str(dp_strbuf__str(&b));
-			hn = dp_hashmap__find(&map, h, fold_eq, dp_strbuf__str(&b));
-			if (hn) {
-				dp_hnode_entry(hn, struct fold, node)->samples += c->samples;
-				continue;
-			}
-			fd = calloc(1, sizeof(*fd));
-			if (!fd || !(fd->stack = strdup(dp_strbuf__str(&b))) ||
-			    dp_ensure(all, capall, nall + 1) < 0 ||
-			    dp_hashmap__add(&map, &fd->node, h)) {
-				if (fd)
-					free(fd->stack);
-				free(fd);
-				ret = -ENOMEM;
-				break;
-			}
-			fd->samples = c->samples;
-			all[nall++] = fd;
-		}
-		tasks__fini(&own);
-	}
+	dp_hashmap__init(&f.map, 0);
+	f.names = calloc(cg->nsyms ? cg->nsyms : 1, sizeof(*f.names));
+	if (!f.names)
+		return -ENOMEM;
+	for (size_t fi = 0; fi < nfiles && !ret; fi++)
+		ret = folder__file(&f, r, cg, o, &files[fi], evs[fi], &host);
 	tasks__fini(&host);
-	dp_strbuf__release(&b);
-	dp_hashmap__fini(&map);
-	if (!ret && nall && !(cg->folded = calloc(nall, sizeof(*cg->folded))))
+	dp_strbuf__release(&f.b);
+	dp_hashmap__fini(&f.map);
+	for (size_t i = 0; i < cg->nsyms; i++)
+		free(f.names[i]);
+	free(f.names);
+	if (!ret && f.nall && !(cg->folded = calloc(f.nall, sizeof(*cg->folded))))
 		ret = -ENOMEM;
-	for (size_t i = 0; i < nall; i++) {
+	for (size_t i = 0; i < f.nall; i++) {
 		if (!ret)
 			cg->folded[cg->nfolded++] =
-				(struct cg_folded){all[i]->stack, all[i]->samples};
+				(struct cg_folded){f.all[i]->stack, f.all[i]->samples};
 		else
-			free(all[i]->stack);
-		free(all[i]);
+			free(f.all[i]->stack);
+		free(f.all[i]);
 	}
-	free(all);
+	free(f.all);
 	if (!ret && cg->nfolded)
 		qsort(cg->folded, cg->nfolded, sizeof(*cg->folded), fold__cmp);
 	return ret;
