@@ -26,10 +26,10 @@
 
 /* ---- small helpers ---- */
 
-/* An entry of a map from a u64 key to a u64 value; value is free for the user. */
+/* An entry of a map from a u64 key to a u64 value. */
 struct kv {
 	struct dp_hnode node;
-	uint64_t key, val, mark;
+	uint64_t key, val;
 };
 
 static bool u64_key_eq(const struct dp_hnode *n, const void *key)
@@ -431,11 +431,9 @@ static int agg__stack(struct agg *a, const uint32_t *fsym, uint32_t n, uint64_t 
 	return 0;
 }
 
-static const struct callgraph *sort_cg;
-
-static int sym__cmp(uint32_t a, uint32_t b)
+static int sym__cmp(const struct callgraph *cg, uint32_t a, uint32_t b)
 {
-	const struct cg_sym *x = &sort_cg->syms[a], *y = &sort_cg->syms[b];
+	const struct cg_sym *x = &cg->syms[a], *y = &cg->syms[b];
 	int c;
 
 	if ((c = strcmp(x->symbol, y->symbol)) || (c = strcmp(x->image, y->image)) ||
@@ -445,7 +443,7 @@ static int sym__cmp(uint32_t a, uint32_t b)
 }
 
 /* Callers grouped by callee, or callees by caller: largest arc first, then by name. */
-static int edge_by_callee(const void *p, const void *q)
+static int edge_by_callee(const void *p, const void *q, void *cg)
 {
 	const struct edge *x = *(struct edge *const *)p, *y = *(struct edge *const *)q;
 	uint32_t xc = (uint32_t)x->key, yc = (uint32_t)y->key;
@@ -454,10 +452,10 @@ static int edge_by_callee(const void *p, const void *q)
 		return xc < yc ? -1 : 1;
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
-	return sym__cmp((uint32_t)(x->key >> 32), (uint32_t)(y->key >> 32));
+	return sym__cmp(cg, (uint32_t)(x->key >> 32), (uint32_t)(y->key >> 32));
 }
 
-static int edge_by_caller(const void *p, const void *q)
+static int edge_by_caller(const void *p, const void *q, void *cg)
 {
 	const struct edge *x = *(struct edge *const *)p, *y = *(struct edge *const *)q;
 	uint32_t xc = (uint32_t)(x->key >> 32), yc = (uint32_t)(y->key >> 32);
@@ -466,7 +464,7 @@ static int edge_by_caller(const void *p, const void *q)
 		return xc < yc ? -1 : 1;
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
-	return sym__cmp((uint32_t)x->key, (uint32_t)y->key);
+	return sym__cmp(cg, (uint32_t)x->key, (uint32_t)y->key);
 }
 
 /* The event's entries and their arcs, from the aggregates. */
@@ -501,9 +499,10 @@ static int agg__flush(struct agg *a, unsigned ev, size_t *entry_of)
 			return -ENOMEM;
 		cg->arcs = v;
 	}
-	sort_cg = cg;
 	for (pass = 0; pass < 2; pass++) {
-		qsort(a->ev, a->nev, sizeof(*a->ev), pass ? edge_by_caller : edge_by_callee);
+		if (a->nev)
+			qsort_r(a->ev, a->nev, sizeof(*a->ev),
+				pass ? edge_by_caller : edge_by_callee, cg);
 		for (size_t i = 0; i < a->nev; i++) {
 			const struct edge *e = a->ev[i];
 			uint32_t caller = (uint32_t)(e->key >> 32), callee = (uint32_t)e->key;
@@ -634,12 +633,16 @@ out:
 	return ret;
 }
 
-static const struct report *sort_r;
+struct entry_sort {
+	const struct report *r;
+	const struct callgraph *cg;
+};
 
-static int entry__cmp(const void *p, const void *q)
+static int entry__cmp(const void *p, const void *q, void *arg)
 {
+	const struct entry_sort *es = arg;
 	const struct cg_entry *x = p, *y = q;
-	int c = strcmp(sort_r->s->events[x->ev].name, sort_r->s->events[y->ev].name);
+	int c = strcmp(es->r->s->events[x->ev].name, es->r->s->events[y->ev].name);
 
 	if (c)
 		return c;
@@ -647,7 +650,7 @@ static int entry__cmp(const void *p, const void *q)
 		return x->incl > y->incl ? -1 : 1;
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
-	return sym__cmp(x->sym, y->sym);
+	return sym__cmp(es->cg, x->sym, y->sym);
 }
 
 static bool entry_eq(const struct dp_hnode *n, const void *key)
@@ -671,11 +674,10 @@ const struct cg_entry *callgraph__entry(const struct callgraph *cg, uint32_t sym
 /* Entries in their order, and the index that finds one by symbol and event. */
 static int entries__index(struct report *r, struct callgraph *cg)
 {
-	sort_r = r;
-	sort_cg = cg;
 	if (!cg->nentries)
 		return 0;
-	qsort(cg->entries, cg->nentries, sizeof(*cg->entries), entry__cmp);
+	qsort_r(cg->entries, cg->nentries, sizeof(*cg->entries), entry__cmp,
+		&(struct entry_sort){r, cg});
 	cg->entry_nodes = calloc(cg->nentries, sizeof(*cg->entry_nodes));
 	if (!cg->entry_nodes)
 		return -ENOMEM;
