@@ -15,19 +15,26 @@ static void report_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: domprof report [--session-dir DIR] [--symbols] [--domain NAME]\n"
-		"                      [--format text|csv|json] [--event NAME] [--table "
-		"all|domains]\n\n"
+		"                      [--format text|csv|json|folded] [--event NAME]\n"
+		"                      [--table all|domains] [--callgraph] [--no-prefix]\n\n"
 		"Print where the samples of a session went: first a table per domain (guest\n"
 		"kernel, guest user, VMM overhead, vCPU wait), then per domain, mode and image,\n"
 		"and with --symbols per symbol.\n\n"
 		"  --session-dir DIR   the session to read (default ./%s)\n"
 		"  -l, --symbols       one row per symbol (kernel symbols from the session's\n"
 		"                      meta/kallsyms, user symbols from the binaries on disk\n"
-		"                      and their separate debuginfo)\n"
+		"                      and their separate debuginfo); in CSV and JSON each row\n"
+		"                      has its inclusive samples when the session has stacks\n"
 		"  --domain NAME       only this domain (the host is \"host\")\n"
-		"  --format FORMAT     text (default), csv or json; see doc/report.md\n"
-		"  --event NAME        only this event\n"
+		"  --format FORMAT     text (default), csv, json, or folded: one line per\n"
+		"                      distinct call stack, \"domain;comm;root;...;leaf COUNT\",\n"
+		"                      for flamegraph.pl and speedscope; see doc/report.md\n"
+		"  --event NAME        only this event (folded needs one event with stacks)\n"
 		"  --table TABLE       all (default) or domains: only the per-domain table\n"
+		"  -c, --callgraph     per symbol, its callers and callees with self and\n"
+		"                      inclusive samples (opreport -c); needs a session\n"
+		"                      recorded with --callgraph\n"
+		"  --no-prefix         folded stacks without the \"domain;comm;\" prefix\n"
 		"  --debuginfo-path P  where to look for separate debuginfo\n"
 		"                      (default \":.debug:/usr/lib/debug\")\n"
 		"  -h, --help          show this help\n",
@@ -36,7 +43,15 @@ static void report_usage(FILE *f)
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_SESSION_DIR = 256, OPT_DOMAIN, OPT_FORMAT, OPT_EVENT, OPT_DEBUGINFO, OPT_TABLE };
+	enum {
+		OPT_SESSION_DIR = 256,
+		OPT_DOMAIN,
+		OPT_FORMAT,
+		OPT_EVENT,
+		OPT_DEBUGINFO,
+		OPT_TABLE,
+		OPT_NO_PREFIX,
+	};
 	static const struct option longopts[] = {
 		{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
 		{"symbols", no_argument, NULL, 'l'},
@@ -45,6 +60,8 @@ int cmd_report(int argc, char **argv)
 		{"event", required_argument, NULL, OPT_EVENT},
 		{"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO},
 		{"table", required_argument, NULL, OPT_TABLE},
+		{"callgraph", no_argument, NULL, 'c'},
+		{"no-prefix", no_argument, NULL, OPT_NO_PREFIX},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -55,7 +72,7 @@ int cmd_report(int argc, char **argv)
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "lh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "lch", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SESSION_DIR:
 			opts.session_dir = optarg;
@@ -69,7 +86,8 @@ int cmd_report(int argc, char **argv)
 		case OPT_FORMAT:
 			if (report__parse_format(optarg, &fmt)) {
 				fprintf(stderr,
-					"domprof report: unknown format '%s' (text, csv or json)\n",
+					"domprof report: unknown format '%s' (text, csv, json or "
+					"folded)\n",
 					optarg);
 				return 2;
 			}
@@ -88,6 +106,12 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'c':
+			opts.callgraph = true;
+			break;
+		case OPT_NO_PREFIX:
+			opts.no_prefix = true;
+			break;
 		case 'h':
 			report_usage(stdout);
 			return 0;
@@ -99,6 +123,12 @@ int cmd_report(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "domprof report: unexpected argument '%s'\n", argv[optind]);
 		report_usage(stderr);
+		return 2;
+	}
+	/* Folded output is of call stacks: reading them is implied. */
+	opts.folded = fmt == REPORT_FOLDED;
+	if (opts.no_prefix && !opts.folded) {
+		fprintf(stderr, "domprof report: --no-prefix is for --format folded\n");
 		return 2;
 	}
 	ret = report__load(&opts, &r, err, sizeof(err));

@@ -47,7 +47,8 @@ struct pp_image {
 
 struct pp_event {
 	char *name;
-	bool has_meta; /* described by meta/events */
+	bool has_meta;	/* described by meta/events */
+	uint64_t index; /* its index in meta/events (with has_meta): what stack counts name */
 	uint32_t type;
 	uint64_t config;
 	uint64_t period;

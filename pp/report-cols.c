@@ -97,6 +97,16 @@ static void row__event(const struct report *r, const void *p, struct report_cell
 	cell__str(c, ((const struct row *)p)->event);
 }
 
+/* Unknown (null) when the row's domain has no call stacks. */
+static void row__inclusive(const struct report *r, const void *p, struct report_cell *c)
+{
+	const struct row *w = p;
+
+	(void)r;
+	cell__u64(c, w->inclusive, true);
+	c->null = !w->has_inclusive;
+}
+
 /* Text groups these rows by event, so the event is a column of CSV and JSON only. */
 static const struct report_col row_cols[] = {
 	{.head = "domain",
@@ -117,6 +127,11 @@ static const struct report_col row_cols[] = {
 	 .flags = COL_ALL | COL_TEXT_LEAD,
 	 .get = row__percent},
 	{.head = "event", .key = "event", .flags = COL_CSV | COL_JSON, .get = row__event},
+	/* Text shows stacks as the call graph (--callgraph) instead. */
+	{.head = "inclusive",
+	 .key = "inclusive",
+	 .flags = COL_CSV | COL_JSON | COL_SYMBOLS,
+	 .get = row__inclusive},
 };
 
 /* ---- the domain table ---- */

@@ -6,7 +6,10 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdbool.h>
+
+#include "pp/callgraph.h"
 
 #include "report-model.h"
 
@@ -33,6 +36,8 @@ static void csv__field(FILE *f, const char *s)
 /* Not applying (na) is text's business: CSV writes the value, which is then 0. */
 static void csv__cell(FILE *f, const struct report_cell *c)
 {
+	if (c->null)
+		return;
 	if (c->kind == CELL_STR)
 		csv__field(f, c->s ? c->s : "");
 	else
@@ -68,8 +73,58 @@ static void csv__table(const struct report *r, const struct report_tbl *t, const
 	}
 }
 
+static void csv__cg_names(const struct report *r, size_t entry, const char *relation,
+			  const struct cg_sym *y, unsigned ev, FILE *f)
+{
+	fprintf(f, "%zu,%s,", entry, relation);
+	csv__field(f, y->domain);
+	fputc(',', f);
+	csv__field(f, y->mode);
+	fputc(',', f);
+	csv__field(f, y->image);
+	fputc(',', f);
+	csv__field(f, y->symbol);
+	fputc(',', f);
+	csv__field(f, r->s->events[ev].name);
+}
+
+/*
+ * The call graph: per entry (numbered from 1 in the text's order) a
+ * "symbol" row with its self and inclusive samples, then a row per
+ * "caller" and "callee" naming the peer, with the arc's samples.
+ */
+static void csv__callgraph(const struct report *r, FILE *f)
+{
+	const struct callgraph *cg = r->cg;
+
+	fputs("entry,relation,domain,mode,image,symbol,event,self,inclusive,samples,percent\n", f);
+	for (size_t i = 0; cg && i < cg->nentries; i++) {
+		const struct cg_entry *e = &cg->entries[i];
+		uint64_t total = r->s->events[e->ev].total;
+
+		csv__cg_names(r, i + 1, "symbol", &cg->syms[e->sym], e->ev, f);
+		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.4f\n", e->self, e->incl, e->incl,
+			percent_of(e->incl, total));
+		for (int pass = 0; pass < 2; pass++) {
+			size_t from = pass ? e->callees : e->callers;
+			size_t n = pass ? e->ncallees : e->ncallers;
+
+			for (size_t a = from; a < from + n; a++) {
+				csv__cg_names(r, i + 1, pass ? "callee" : "caller",
+					      &cg->syms[cg->arcs[a].peer], e->ev, f);
+				fprintf(f, ",,,%" PRIu64 ",%.4f\n", cg->arcs[a].samples,
+					percent_of(cg->arcs[a].samples, total));
+			}
+		}
+	}
+}
+
 static int report__csv(const struct report *r, FILE *f)
 {
+	if (r->callgraph && r->table != REPORT_TABLE_DOMAINS) {
+		csv__callgraph(r, f);
+		return 0;
+	}
 	if (r->table == REPORT_TABLE_DOMAINS)
 		csv__table(r, r->tbl[REPORT_TBL_DOMAINS], r->drows, r->ndrows, f);
 	else

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pp/callgraph.h"
+
 #include "report-model.h"
 
 /* Length of a valid UTF-8 sequence at p, 0 if none (so the byte gets escaped). */
@@ -66,7 +68,9 @@ void report_json__str(FILE *f, const char *s)
 static void json__cell(const struct report *r, const struct report_col *col, const void *row,
 		       const struct report_cell *c, FILE *f)
 {
-	if (c->kind == CELL_STR)
+	if (c->null)
+		fputs("null", f);
+	else if (c->kind == CELL_STR)
 		report_json__str(f, c->s ? c->s : "");
 	else if (c->kind == CELL_JSON && col->json)
 		col->json(r, row, f);
@@ -110,6 +114,67 @@ static void json__table(const struct report *r, const struct report_tbl *t, cons
 static void json__domains(const struct report *r, FILE *f)
 {
 	json__table(r, r->tbl[REPORT_TBL_DOMAINS], r->drows, r->ndrows, f);
+}
+
+static void json__cg_sym(const struct report *r, const struct cg_sym *y, FILE *f)
+{
+	(void)r;
+	fputs("\"domain\":", f);
+	report_json__str(f, y->domain);
+	fputs(",\"mode\":", f);
+	report_json__str(f, y->mode);
+	fputs(",\"image\":", f);
+	report_json__str(f, y->image);
+	fputs(",\"symbol\":", f);
+	report_json__str(f, y->symbol);
+}
+
+static void json__arcs(const struct report *r, const char *name, size_t from, size_t n,
+		       uint64_t total, FILE *f)
+{
+	fprintf(f, ",\"%s\":[", name);
+	for (size_t a = from; a < from + n; a++) {
+		const struct cg_arc *arc = &r->cg->arcs[a];
+
+		fputs(a > from ? ",{" : "{", f);
+		json__cg_sym(r, &r->cg->syms[arc->peer], f);
+		fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f}", arc->samples,
+			percent_of(arc->samples, total));
+	}
+	fputc(']', f);
+}
+
+/* "call_stacks":{...} what the stacks hold; with --callgraph "callgraph":[entry, ...]. */
+static void json__callgraph(const struct report *r, FILE *f)
+{
+	const struct callgraph *cg = r->cg;
+
+	fprintf(f,
+		",\"call_stacks\":{\"files\":%zu,\"samples\":%" PRIu64 ",\"stacks\":%" PRIu64
+		",\"truncated\":%" PRIu64 ",\"unwind_failed\":%" PRIu64 ",\"leaf_only\":%" PRIu64
+		"}",
+		cg->files, cg->samples, cg->stacks, cg->truncated, cg->unwind_failed,
+		cg->leaf_only);
+	if (!r->callgraph)
+		return;
+	fputs(",\"callgraph\":[", f);
+	for (size_t i = 0; i < cg->nentries; i++) {
+		const struct cg_entry *e = &cg->entries[i];
+		uint64_t total = r->s->events[e->ev].total;
+
+		fputs(i ? ",\n{" : "\n{", f);
+		json__cg_sym(r, &cg->syms[e->sym], f);
+		fputs(",\"event\":", f);
+		report_json__str(f, r->s->events[e->ev].name);
+		fprintf(f,
+			",\"self\":%" PRIu64 ",\"self_percent\":%.4f,\"inclusive\":%" PRIu64
+			",\"inclusive_percent\":%.4f",
+			e->self, percent_of(e->self, total), e->incl, percent_of(e->incl, total));
+		json__arcs(r, "callers", e->callers, e->ncallers, total, f);
+		json__arcs(r, "callees", e->callees, e->ncallees, total, f);
+		fputc('}', f);
+	}
+	fputc(']', f);
 }
 
 static int report__json(const struct report *r, FILE *f)
@@ -163,6 +228,8 @@ static int report__json(const struct report *r, FILE *f)
 	json__table(r, r->tbl[REPORT_TBL_ROWS], r->rows, r->nrows, f);
 	fputc(',', f);
 	json__domains(r, f);
+	if (r->cg)
+		json__callgraph(r, f);
 	fputs("}\n", f);
 	return 0;
 }

@@ -27,6 +27,9 @@ struct row {
 	const char *event;
 	uint64_t samples;
 	double percent;
+	/* Samples with this symbol anywhere on their stack (symbol rows, a session with stacks). */
+	bool has_inclusive;
+	uint64_t inclusive;
 };
 
 /* One domain's samples of one event, split by where they ran. */
@@ -94,6 +97,9 @@ struct report {
 	uint64_t unfetched; /* guest binaries not in their domain's store */
 	struct ksyms_entry *ksyms;
 	size_t nksyms, capksyms;
+	/* The selection's call stacks (pp/callgraph.h); NULL when it has none. */
+	struct callgraph *cg;
+	bool callgraph; /* --callgraph: text and CSV print the call graph for the flat rows */
 };
 
 /* ---- cells and columns ---- */
@@ -113,6 +119,8 @@ struct report_cell {
 	bool na;
 	/* There is no value: JSON leaves the member out (a row without an agent). */
 	bool absent;
+	/* The value is unknown: CSV writes an empty field, JSON null, text "-". */
+	bool null;
 	const char *s;
 	uint64_t u;
 	double d;
@@ -178,13 +186,30 @@ struct report_renderer {
 	int (*write)(const struct report *r, FILE *f);
 };
 
-extern const struct report_renderer report_text, report_csv, report_json;
+extern const struct report_renderer report_text, report_csv, report_json, report_folded;
 
 /* ---- helpers of the model ---- */
 
 double percent_of(uint64_t v, uint64_t total);
 bool report__event_selected(const struct report *r, const struct pp_event *e);
 const struct dagg *dagg__of(const struct report *r, size_t dom, unsigned ev);
+/* A copy of s that lives as long as r; NULL on -ENOMEM. */
+char *str__keep(struct report *r, const char *s);
+
+/* How an image's keys (sample file offsets) become symbol names: each file and kallsyms opened once
+ * per report. */
+struct resolver {
+	struct elfsym *elf;
+	struct ksyms *ks;
+	uint64_t kstart;
+	bool have_kstart;
+};
+
+/* Find what resolves im's keys (noting once what is missing); the resolver holds no reference. */
+void resolver__init(struct report *r, const struct pp_image *im, struct resolver *res);
+/* The symbol covering key, or NULL. */
+const char *resolver__lookup(const struct resolver *res, uint64_t key);
+
 /* s as a JSON string: quotes, control bytes and bytes not UTF-8 escaped (pp/report-json.c). */
 void report_json__str(FILE *f, const char *s);
 

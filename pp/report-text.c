@@ -14,6 +14,7 @@
 
 #include "domprof/metafile.h"
 #include "domprof/words.h"
+#include "pp/callgraph.h"
 #include "report-model.h"
 
 /* Room for any cell text renders itself: a u64, a percent, seconds. */
@@ -49,7 +50,7 @@ static int text__width(const char *s)
 /* A cell as text: its string, or its number written into buf. */
 static const char *cell__text(const struct report_cell *c, char buf[CELL_BUF])
 {
-	if (c->na)
+	if (c->na || c->null)
 		return "-";
 	switch (c->kind) {
 	case CELL_STR:
@@ -492,6 +493,120 @@ static int text__domains(const struct report *r, FILE *f)
 	return 0;
 }
 
+/* ---- the call graph (opreport -c) ---- */
+
+struct cg_layout {
+	bool context; /* entries of several domains or modes: name them */
+	int num, dom, mode, image;
+};
+
+static int digits(uint64_t v)
+{
+	int n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+static void cg__names(const struct cg_layout *l, const struct cg_sym *y, FILE *f)
+{
+	if (l->context) {
+		text__str(f, y->domain, l->dom);
+		fputs("  ", f);
+		text__str(f, y->mode, l->mode);
+		fputs("  ", f);
+	}
+	text__str(f, y->image, l->image);
+	fputs("  ", f);
+	text__str(f, y->symbol, 0);
+	fputc('\n', f);
+}
+
+/* A caller or callee: indented, its samples in the inclusive columns. */
+static void cg__arc(const struct report *r, const struct cg_layout *l, const struct cg_arc *a,
+		    uint64_t total, FILE *f)
+{
+	fprintf(f, "  %-*" PRIu64 "  %-8.4f  %*s  %-8s  ", l->num - 2, a->samples,
+		percent_of(a->samples, total), l->num, "", "");
+	cg__names(l, &r->cg->syms[a->peer], f);
+}
+
+static void cg__layout(const struct report *r, struct cg_layout *l)
+{
+	const struct callgraph *cg = r->cg;
+	const struct cg_sym *first = cg->nentries ? &cg->syms[cg->entries[0].sym] : NULL;
+
+	*l = (struct cg_layout){.num = 9, .dom = 6, .mode = 4, .image = 5};
+	for (size_t i = 0; i < cg->nentries; i++) {
+		const struct cg_sym *y = &cg->syms[cg->entries[i].sym];
+		int n = digits(cg->entries[i].incl) + 2;
+
+		l->num = n > l->num ? n : l->num;
+		l->context |= strcmp(y->domain, first->domain) || strcmp(y->mode, first->mode);
+	}
+	for (size_t i = 0; i < cg->nsyms; i++) {
+		const struct cg_sym *y = &cg->syms[i];
+		int d = text__width(y->domain), m = text__width(y->mode),
+		    im = text__width(y->image);
+
+		l->dom = d > l->dom ? d : l->dom;
+		l->mode = m > l->mode ? m : l->mode;
+		l->image = im > l->image ? im : l->image;
+	}
+}
+
+/*
+ * Per event, each symbol with stacked samples by inclusive samples: its
+ * callers indented above it, then its line (inclusive and self samples and
+ * their % of the event), then its callees indented below.
+ */
+static int text__callgraph(const struct report *r, size_t nsel, FILE *f)
+{
+	const struct callgraph *cg = r->cg;
+	struct cg_layout l;
+	int rule;
+
+	if (!cg || !cg->nentries) {
+		fputs("\nNo call stacks in this session selection.\n", f);
+		return 0;
+	}
+	cg__layout(r, &l);
+	rule = 2 * l.num + 2 * 8 + 8 + (l.context ? l.dom + l.mode + 4 : 0) + l.image + 2 + 6;
+	for (size_t i = 0; i < cg->nentries;) {
+		unsigned ev = cg->entries[i].ev;
+		uint64_t total = r->s->events[ev].total;
+
+		fputc('\n', f);
+		if (nsel > 1) {
+			text__str(f, r->s->events[ev].name, 0);
+			fputs(":\n", f);
+		}
+		fprintf(f, "%-*s  %-8s  %-*s  %-8s  ", l.num, "inclusive", "%", l.num, "self", "%");
+		if (l.context)
+			fprintf(f, "%-*s  %-*s  ", l.dom, "domain", l.mode, "mode");
+		fprintf(f, "%-*s  symbol\n", l.image, "image");
+		for (; i < cg->nentries && cg->entries[i].ev == ev; i++) {
+			const struct cg_entry *e = &cg->entries[i];
+
+			for (int k = 0; k < rule; k++)
+				fputc('-', f);
+			fputc('\n', f);
+			for (size_t a = 0; a < e->ncallers; a++)
+				cg__arc(r, &l, &cg->arcs[e->callers + a], total, f);
+			fprintf(f, "%-*" PRIu64 "  %-8.4f  %-*" PRIu64 "  %-8.4f  ", l.num, e->incl,
+				percent_of(e->incl, total), l.num, e->self,
+				percent_of(e->self, total));
+			cg__names(&l, &cg->syms[e->sym], f);
+			for (size_t a = 0; a < e->ncallees; a++)
+				cg__arc(r, &l, &cg->arcs[e->callees + a], total, f);
+		}
+	}
+	return 0;
+}
+
 static int report__text(const struct report *r, FILE *f)
 {
 	size_t nsel = 0;
@@ -503,6 +618,8 @@ static int report__text(const struct report *r, FILE *f)
 		return ret;
 	for (size_t e = 0; e < r->s->nevents; e++)
 		nsel += report__event_selected(r, &r->s->events[e]);
+	if (r->callgraph)
+		return text__callgraph(r, nsel, f);
 	if (!r->nrows) {
 		fputs("\nNo samples in this session", f);
 		if (r->s->nimages || r->event)

@@ -20,6 +20,7 @@
 #include "domprof/report.h"
 #include "domprof/session.h"
 #include "domprof/words.h"
+#include "pp/callgraph.h"
 #include "pp/symbols.h"
 #include "report-model.h"
 
@@ -28,6 +29,7 @@ static const struct report_renderer *const renderers[] = {
 	[REPORT_TEXT] = &report_text,
 	[REPORT_CSV] = &report_csv,
 	[REPORT_JSON] = &report_json,
+	[REPORT_FOLDED] = &report_folded,
 };
 
 int report__parse_format(const char *s, enum report_format *out)
@@ -56,6 +58,7 @@ void report__free(struct report *r)
 {
 	if (!r)
 		return;
+	callgraph__free(r->cg);
 	free(r->dagg);
 	free(r->drows);
 	for (size_t i = 0; i < r->nelfs; i++)
@@ -107,7 +110,7 @@ static int row__add(struct report *r, const struct pp_image *im, const char *sym
 	return 0;
 }
 
-static char *str__keep(struct report *r, const char *s)
+char *str__keep(struct report *r, const char *s)
 {
 	char *d;
 
@@ -287,46 +290,56 @@ static int keycount__cmp(const void *a, const void *b)
 	return (x->event > y->event) - (x->event < y->event);
 }
 
+void resolver__init(struct report *r, const struct pp_image *im, struct resolver *res)
+{
+	*res = (struct resolver){0};
+	if (im->kind == DP_IMAGE_FILE && strncmp(im->mode, "guest", 5)) {
+		res->elf = elf__get(r, im);
+	} else if (im->kind == DP_IMAGE_FILE) {
+		res->elf = guest_elf__get(r, im);
+	} else if (im->kind == DP_IMAGE_KERNEL || im->kind == DP_IMAGE_MODULE) {
+		res->ks = ksyms__get(r, im);
+		if (im->has_meta && im->start) {
+			res->kstart = im->start;
+			res->have_kstart = true;
+		} else if (res->ks &&
+			   !ksyms__module_start(res->ks,
+						im->kind == DP_IMAGE_KERNEL ? NULL : im->name,
+						&res->kstart)) {
+			res->have_kstart = true;
+		}
+	}
+}
+
+const char *resolver__lookup(const struct resolver *res, uint64_t key)
+{
+	if (res->elf)
+		return elfsym__lookup(res->elf, key, NULL);
+	if (res->ks && res->have_kstart)
+		return ksyms__lookup(res->ks, res->kstart + key, NULL);
+	return NULL;
+}
+
 static int symbolise_image(struct report *r, struct pp_image *im)
 {
 	size_t nev = r->s->nevents;
-	struct elfsym *elf = NULL;
-	struct ksyms *ks = NULL;
+	struct resolver res;
 	struct strmap syms;
 	const char **names = NULL;
-	uint64_t *counts = NULL, kstart = 0;
+	uint64_t *counts = NULL;
 	size_t nsyms = 0, capnames = 0, capcounts = 0;
-	bool have_kstart = false;
 	int ret = 0;
 
 	if (!im->nkeys)
 		return 0;
 	strmap__init(&syms);
-	if (im->kind == DP_IMAGE_FILE && strncmp(im->mode, "guest", 5)) {
-		elf = elf__get(r, im);
-	} else if (im->kind == DP_IMAGE_FILE) {
-		elf = guest_elf__get(r, im);
-	} else if (im->kind == DP_IMAGE_KERNEL || im->kind == DP_IMAGE_MODULE) {
-		ks = ksyms__get(r, im);
-		if (im->has_meta && im->start) {
-			kstart = im->start;
-			have_kstart = true;
-		} else if (ks &&
-			   !ksyms__module_start(ks, im->kind == DP_IMAGE_KERNEL ? NULL : im->name,
-						&kstart)) {
-			have_kstart = true;
-		}
-	}
+	resolver__init(r, im, &res);
 	qsort(im->keys, im->nkeys, sizeof(*im->keys), keycount__cmp);
 	for (size_t i = 0; i < im->nkeys;) {
 		uint64_t key = im->keys[i].key;
-		const char *name = NULL;
+		const char *name = resolver__lookup(&res, key);
 		size_t idx;
 
-		if (elf)
-			name = elfsym__lookup(elf, key, NULL);
-		else if (ks && have_kstart)
-			name = ksyms__lookup(ks, kstart + key, NULL);
 		if (!name)
 			name = SYM_UNKNOWN;
 		idx = strmap__get(&syms, name);
@@ -351,7 +364,7 @@ static int symbolise_image(struct report *r, struct pp_image *im)
 		for (; i < im->nkeys && im->keys[i].key == key; i++)
 			counts[idx * nev + im->keys[i].event] += im->keys[i].count;
 	}
-	if (elf && nsyms == 1 && !strcmp(names[0], SYM_UNKNOWN))
+	if (res.elf && nsyms == 1 && !strcmp(names[0], SYM_UNKNOWN))
 		pp_session__note(r->s, "%s: no symbol covers its samples (stripped, no debuginfo?)",
 				 im->name);
 	for (size_t s = 0; s < nsyms && !ret; s++)
@@ -526,8 +539,10 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 	strmap__init(&r->guest_elf_index);
 	for (size_t i = 0; i < REPORT_TBL_MAX; i++)
 		r->tbl[i] = &report_tbls[i];
-	r->symbols = opts->symbols;
+	/* A call graph is of symbols. */
+	r->symbols = opts->symbols || opts->callgraph;
 	r->table = opts->table;
+	r->callgraph = opts->callgraph;
 	if ((opts->event && !(r->event = strdup(opts->event))) ||
 	    (opts->debuginfo_path && !(r->debuginfo_path = strdup(opts->debuginfo_path)))) {
 		ret = -ENOMEM;
@@ -546,6 +561,22 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 		for (size_t e = 0; e < r->s->nevents && !ret; e++)
 			if (im->totals[e])
 				ret = row__add(r, im, NULL, (unsigned)e, im->totals[e]);
+	}
+	/*
+	 * Stacks are read for what shows them: the call graph, the folded
+	 * stacks, and the per-symbol rows' inclusive samples.
+	 */
+	if (!ret &&
+	    (opts->callgraph || opts->folded || (r->symbols && r->table != REPORT_TABLE_DOMAINS))) {
+		struct cg_opts co = {
+			.folded = opts->folded,
+			.no_prefix = opts->no_prefix,
+			.need_stacks = opts->callgraph || opts->folded,
+		};
+
+		ret = callgraph__load(r, &co, err, errlen);
+		if (ret)
+			goto err_free;
 	}
 	if (!ret && r->unfetched > UNFETCHED_NOTES)
 		ret = pp_session__note(r->s, "and %" PRIu64 " more guest binaries not fetched",
@@ -574,6 +605,8 @@ int report__write(const struct report *r, enum report_format fmt, FILE *f)
 	int ret;
 
 	if ((size_t)fmt >= sizeof(renderers) / sizeof(renderers[0]) || !renderers[fmt])
+		return -EINVAL;
+	if (fmt == REPORT_FOLDED && !r->cg)
 		return -EINVAL;
 	ret = renderers[fmt]->write(r, f);
 	if (ret)

@@ -397,6 +397,7 @@ static int events_line(struct pp_session *s, char *line, void *arg)
 	if (!e)
 		return 0;
 	e->has_meta = true;
+	e->index = idx;
 	e->type = (uint32_t)type;
 	e->config = config;
 	e->period = period;

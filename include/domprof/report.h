@@ -14,6 +14,7 @@ enum report_format {
 	REPORT_TEXT,
 	REPORT_CSV,
 	REPORT_JSON,
+	REPORT_FOLDED, /* one line per distinct call stack, as flamegraph.pl reads (needs stacks) */
 };
 
 /* Which tables report__write() prints. */
@@ -29,11 +30,15 @@ struct report_opts {
 	const char *debuginfo_path; /* libdwfl search path; NULL: the default */
 	bool symbols;
 	enum report_table table;
+	/* The call graph (--callgraph): text and CSV print it instead of the flat rows. */
+	bool callgraph;
+	/* Build the folded stacks (--format folded); no_prefix leaves out "domain;comm;". */
+	bool folded, no_prefix;
 };
 
 struct report;
 
-/* A renderer's name, "text", "csv" or "json"; -EINVAL otherwise. */
+/* A renderer's name, "text", "csv", "json" or "folded"; -EINVAL otherwise. */
 int report__parse_format(const char *s, enum report_format *out);
 /* "all" or "domains"; -EINVAL otherwise. */
 int report__parse_table(const char *s, enum report_table *out);
@@ -41,12 +46,15 @@ int report__parse_table(const char *s, enum report_table *out);
 /*
  * Read the session and resolve symbols. On error returns -errno and err holds
  * one line: -ENOENT/-ENOTDIR (no such directory), -EINVAL (not a session),
- * -ESRCH (unknown domain or event).
+ * -ESRCH (unknown domain or event); with callgraph or folded, -ENODATA when
+ * the selection has no call-stack file, and with folded -EINVAL when its
+ * stacks are of several events (--event picks one).
  */
 int report__load(const struct report_opts *opts, struct report **out, char *err, size_t errlen);
 /*
  * Write the report to f through the renderer of fmt (pp/report-model.h):
- * -EIO when writing fails, -ENOMEM, -EINVAL for a format with no renderer.
+ * -EIO when writing fails, -ENOMEM, -EINVAL for a format with no renderer
+ * (folded from a report loaded without folded).
  */
 int report__write(const struct report *r, enum report_format fmt, FILE *f);
 /* Samples in the selection, all events. */
