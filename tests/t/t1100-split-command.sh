@@ -20,7 +20,7 @@ test_expect_success 'the session is complete' '
 '
 test_expect_success 'report --symbols --format csv has the contract header' '
 	domprof report --session-dir s --symbols --format csv >r.csv &&
-	[ "$(head -n 1 r.csv)" = "domain,mode,image,symbol,samples,percent,event" ]
+	[ "$(head -n 1 r.csv)" = "domain,mode,image,symbol,samples,percent,event,inclusive" ]
 '
 test_expect_success 'report --format csv without --symbols has its header' '
 	domprof report --session-dir s --format csv >i.csv &&

@@ -637,7 +637,8 @@ static void real_perf(const char *record_args)
 	}
 	assert_non_null(mkdtemp(dir));
 	snprintf(cmd, sizeof(cmd),
-		 "perf record -q -a %s -o %s/perf.data -- sh -c 'i=0; while [ $i -lt 300000 ]; do "
+		 "perf record -q --no-buildid -a %s -o %s/perf.data -- sh -c 'i=0; while [ $i -lt "
+		 "300000 ]; do "
 		 "i=$((i+1)); done' >/dev/null 2>&1",
 		 record_args, dir);
 	if (system(cmd) != 0) {

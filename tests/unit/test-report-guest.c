@@ -218,14 +218,14 @@ static void test_guest_symbols(void **state)
 	assert_int_equal(off_host_alpha, off_alpha);
 	out = run_report("web", REPORT_CSV);
 	snprintf(want, sizeof(want),
-		 "domain,mode,image,symbol,samples,percent,event\n"
-		 "web,guest-user,%s/bin/app,guest_alpha,30,41.0959,cpu-clock\n"
-		 "web,guest-user,%s/bin/app,guest_beta,20,27.3973,cpu-clock\n"
-		 "web,guest-kernel,vmlinux-" KBID ",guest_sched,9,12.3288,cpu-clock\n"
-		 "web,guest-user,/usr/bin/missing,[unknown],5,6.8493,cpu-clock\n"
-		 "web,guest-user,/usr/bin/split,split_one,4,5.4795,cpu-clock\n"
-		 "web,guest-kernel,vmlinux-" KBID ",guest_idle,3,4.1096,cpu-clock\n"
-		 "web,guest-user,/usr/bin/nobid,[unknown],2,2.7397,cpu-clock\n",
+		 "domain,mode,image,symbol,samples,percent,event,inclusive\n"
+		 "web,guest-user,%s/bin/app,guest_alpha,30,41.0959,cpu-clock,\n"
+		 "web,guest-user,%s/bin/app,guest_beta,20,27.3973,cpu-clock,\n"
+		 "web,guest-kernel,vmlinux-" KBID ",guest_sched,9,12.3288,cpu-clock,\n"
+		 "web,guest-user,/usr/bin/missing,[unknown],5,6.8493,cpu-clock,\n"
+		 "web,guest-user,/usr/bin/split,split_one,4,5.4795,cpu-clock,\n"
+		 "web,guest-kernel,vmlinux-" KBID ",guest_idle,3,4.1096,cpu-clock,\n"
+		 "web,guest-user,/usr/bin/nobid,[unknown],2,2.7397,cpu-clock,\n",
 		 td.path, td.path);
 	assert_string_equal(out, want);
 	free(out);
@@ -233,16 +233,16 @@ static void test_guest_symbols(void **state)
 	/* The host's image of that path is the host's file. */
 	out = run_report("host", REPORT_CSV);
 	snprintf(want, sizeof(want),
-		 "domain,mode,image,symbol,samples,percent,event\n"
-		 "host,host-user,%s/bin/app,host_alpha,7,100.0000,cpu-clock\n",
+		 "domain,mode,image,symbol,samples,percent,event,inclusive\n"
+		 "host,host-user,%s/bin/app,host_alpha,7,100.0000,cpu-clock,\n",
 		 td.path);
 	assert_string_equal(out, want);
 	free(out);
 
 	out = run_report("db", REPORT_CSV);
-	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event\n"
+	assert_string_equal(out, "domain,mode,image,symbol,samples,percent,event,inclusive\n"
 				 "db,guest-kernel,vmlinux-" KBID2 ",db_kernel_fn,6,100.0000,"
-				 "cpu-clock\n");
+				 "cpu-clock,\n");
 	free(out);
 }
 
@@ -344,8 +344,8 @@ static void test_chunks_to_report(void **state)
 
 	out = run_report_in(dir, "web2", REPORT_CSV);
 	snprintf(want, sizeof(want),
-		 "domain,mode,image,symbol,samples,percent,event\n"
-		 "web2,guest-user,%s,guest_alpha,5,100.0000,cpu-clock\n",
+		 "domain,mode,image,symbol,samples,percent,event,inclusive\n"
+		 "web2,guest-user,%s,guest_alpha,5,100.0000,cpu-clock,\n",
 		 path);
 	assert_string_equal(out, want);
 	free(out);

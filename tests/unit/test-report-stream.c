@@ -121,12 +121,12 @@ static void test_stream_to_report(void **state)
 	/* guest-class images keep their class names, unsymbolised */
 	out = report(dir, "web", REPORT_TABLE_ALL, true, REPORT_CSV);
 	assert_string_equal(out,
-			    "domain,mode,image,symbol,samples,percent,event\n"
-			    "web,guest,[guest],[unknown],25,62.5000,cpu-clock\n"
-			    "web,guest-user,[guest-user],[unknown],5,12.5000,cpu-clock\n"
-			    "web,host-kernel,vmlinux,[unknown],5,12.5000,cpu-clock\n"
+			    "domain,mode,image,symbol,samples,percent,event,inclusive\n"
+			    "web,guest,[guest],[unknown],25,62.5000,cpu-clock,\n"
+			    "web,guest-user,[guest-user],[unknown],5,12.5000,cpu-clock,\n"
+			    "web,host-kernel,vmlinux,[unknown],5,12.5000,cpu-clock,\n"
 			    "web,host-user,/nonexistent/qemu-system-x86_64,[unknown],5,12.5000,"
-			    "cpu-clock\n");
+			    "cpu-clock,\n");
 	free(out);
 
 	out = report(dir, NULL, REPORT_TABLE_ALL, true, REPORT_TEXT);

@@ -234,15 +234,15 @@ static void test_csv_symbols(void **state)
 
 	(void)state;
 	treport__assert_render(&o, REPORT_CSV,
-			       "domain,mode,image,symbol,samples,percent,event\n"
-			       "vm1,guest-kernel,vmlinux,[unknown],10,40.0000,cpu-clock\n"
-			       "host,host-kernel,vmlinux,startup_64,5,20.0000,cpu-clock\n"
-			       "host,host-user,/nonexistent/app,[unknown],4,16.0000,cpu-clock\n"
-			       "host,host-kernel,vmlinux,early_fn,3,12.0000,cpu-clock\n"
-			       "host,host-user,[vdso],[unknown],2,8.0000,cpu-clock\n"
+			       "domain,mode,image,symbol,samples,percent,event,inclusive\n"
+			       "vm1,guest-kernel,vmlinux,[unknown],10,40.0000,cpu-clock,\n"
+			       "host,host-kernel,vmlinux,startup_64,5,20.0000,cpu-clock,\n"
+			       "host,host-user,/nonexistent/app,[unknown],4,16.0000,cpu-clock,\n"
+			       "host,host-kernel,vmlinux,early_fn,3,12.0000,cpu-clock,\n"
+			       "host,host-user,[vdso],[unknown],2,8.0000,cpu-clock,\n"
 			       "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
-			       "e\\f\",[unknown],1,4.0000,cpu-clock\n"
-			       "host,host-kernel,vmlinux,startup_64,4,100.0000,weird.ev\n");
+			       "e\\f\",[unknown],1,4.0000,cpu-clock,\n"
+			       "host,host-kernel,vmlinux,startup_64,4,100.0000,weird.ev,\n");
 }
 
 static void test_filters(void **state)
@@ -264,8 +264,8 @@ static void test_filters(void **state)
 	o.domain = "vm1";
 	o.symbols = true;
 	treport__assert_render(&o, REPORT_CSV,
-			       "domain,mode,image,symbol,samples,percent,event\n"
-			       "vm1,guest-kernel,vmlinux,[unknown],10,100.0000,cpu-clock\n");
+			       "domain,mode,image,symbol,samples,percent,event,inclusive\n"
+			       "vm1,guest-kernel,vmlinux,[unknown],10,100.0000,cpu-clock,\n");
 
 	o.domain = "no-such-domain";
 	assert_int_equal(report__load(&o, &r, err, sizeof(err)), -ESRCH);
@@ -348,7 +348,7 @@ static void test_json(void **state)
 		"assert len(rows) == 7, rows\n"
 		"assert rows[0] == {\"domain\": \"vm1\", \"mode\": \"guest-kernel\", \"image\": "
 		"\"vmlinux\", \"symbol\": \"[unknown]\", \"samples\": 10, \"percent\": 40.0, "
-		"\"event\": \"cpu-clock\"}, rows[0]\n"
+		"\"event\": \"cpu-clock\", \"inclusive\": None}, rows[0]\n"
 		"assert any(r[\"image\"] == \"/tmp/a,b\\\"c\\nd\\x01e\\\\f\" for r in rows), rows\n"
 		"assert d[\"stats\"][\"lost_records\"] == 7\n"
 		"assert [e[\"name\"] for e in d[\"events\"]] == [\"cpu-clock\", \"weird.ev\"]\n"
@@ -384,11 +384,11 @@ static void test_domain_table_csv(void **state)
 	o.table = REPORT_TABLE_ALL;
 	o.symbols = true;
 	treport__assert_render(&o, REPORT_CSV,
-			       "domain,mode,image,symbol,samples,percent,event\n"
-			       "web,guest-user,[guest-user],[unknown],15,42.8571,cpu-clock\n"
-			       "web,guest-kernel,[guest-kernel],[unknown],10,28.5714,cpu-clock\n"
-			       "web,host-user,/nonexistent/qemu,[unknown],6,17.1429,cpu-clock\n"
-			       "web,host-kernel,vmlinux,[unknown],4,11.4286,cpu-clock\n");
+			       "domain,mode,image,symbol,samples,percent,event,inclusive\n"
+			       "web,guest-user,[guest-user],[unknown],15,42.8571,cpu-clock,\n"
+			       "web,guest-kernel,[guest-kernel],[unknown],10,28.5714,cpu-clock,\n"
+			       "web,host-user,/nonexistent/qemu,[unknown],6,17.1429,cpu-clock,\n"
+			       "web,host-kernel,vmlinux,[unknown],4,11.4286,cpu-clock,\n");
 
 	o.domain = NULL;
 	o.symbols = false;
