@@ -264,7 +264,11 @@ fail:
 	return NULL;
 }
 
-/* Words outside the copy: the mapped bytes of a reported file, as perf's access_dso_mem. */
+/*
+ * Words outside the copy: the mapped bytes of a file, as perf's
+ * access_dso_mem. Only of modules already reported: reporting one from
+ * inside a libdwfl unwind step would change its module table under it.
+ */
 static bool read_mapped(struct uw_proc *p, uint64_t addr, Dwarf_Word *result)
 {
 	const struct unwind_map *m;
@@ -278,8 +282,8 @@ static bool read_mapped(struct uw_proc *p, uint64_t addr, Dwarf_Word *result)
 	m = find_map(p->u, addr, &idx);
 	if (!m || m->end - addr < sizeof(*result))
 		return false;
-	mod = report_map(p, m, idx);
-	if (!mod)
+	mod = p->mods[idx];
+	if (!mod || mod == UW_NOMOD)
 		return false;
 	elf = dwfl_module_getelf(mod, &bias);
 	raw = elf ? elf_rawfile(elf, &size) : NULL;

@@ -257,13 +257,11 @@ static const char *sym(uint64_t pc, bool leaf)
 	return name ? name : "";
 }
 
-static bool in_libc(uint64_t pc)
+/* Whether the return address pc is in another module than this test's code. */
+static bool in_library(uint64_t pc)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(sym_dwfl, pc - 1);
-	const char *name =
-		mod ? dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL) : NULL;
-
-	return name && strstr(name, "/libc.so");
+	return dwfl_addrmodule(sym_dwfl, pc - 1) !=
+	       dwfl_addrmodule(sym_dwfl, (uintptr_t)qsort_caller);
 }
 
 static int unwind(struct unwinder *u, uint32_t pid, const struct capture *c, const uint64_t *regs,
@@ -331,8 +329,11 @@ static void test_qsort(void **state)
 	assert_string_equal(sym(pcs[0], true), "cmp_capture");
 	caller = find_frame(pcs, n, 1, "qsort_caller");
 	assert_true(caller > 1);
-	/* libc's qsort itself (no frame pointers in Debian's libc) is between them. */
-	for (i = 1; i < caller && !in_libc(pcs[i]); i++)
+	/*
+	 * qsort's own frames are between them: libc's (Debian's has no frame
+	 * pointers), or the sanitizer runtime's, which replaces qsort.
+	 */
+	for (i = 1; i < caller && !in_library(pcs[i]); i++)
 		;
 	assert_true(i < caller);
 	assert_true(find_frame(pcs, n, caller + 1, "setup") > caller);
@@ -506,10 +507,10 @@ static void test_einval(void **state)
 	assert_int_equal(UW(u, maps, nmaps, MASK, regs, NREGS, st, len, pcs, 0, &end), -EINVAL);
 	assert_int_equal(UW(u, maps, nmaps, MASK, regs, NREGS, st, len, pcs, 8, NULL), -EINVAL);
 #undef UW
-	/* Empty maps are no error: nothing but the leaf can be had from them here. */
-	assert_int_equal(
-		unwinder__unwind(u, 1, 1, NULL, 0, MASK, regs, NREGS, st, len, pcs, 8, &end), 1);
-	assert_int_equal(end, UNWIND_FAILED);
+	/* Empty maps are no error (only a frame pointer chain, if any, can be followed). */
+	assert_true(unwinder__unwind(u, 1, 1, NULL, 0, MASK, regs, NREGS, st, len, pcs, 8, &end) >=
+		    1);
+	assert_int_equal(pcs[0], regs[REG_IP]);
 	assert_int_equal(unwinder__regs_mask(), MASK);
 	unwinder__forget(NULL, 1);
 	unwinder__forget(u, 12345);
