@@ -82,11 +82,12 @@ void unwinder__forget(struct unwinder *u, uint32_t pid);
  *                (perf's dyn_size bytes of it).
  *   pcs, max     receive at most min(max, UNWIND_MAX_FRAMES) frames, leaf
  *                first: pcs[0] is the sampled ip, then the return addresses
- *                of the callers (not adjusted by -1, as perf records them).
+ *                of the callers, as they are (perf 6.1's unwind-libdw stores
+ *                them less 1: symbolize a caller's pc - 1).
  *   end          receives why the unwind stopped.
  *
  * Returns the number of frames (>= 1: at least the sampled ip, also when the
- * unwind failed at once), or -EINVAL (u, regs, stack or pcs NULL, nregs,
+ * unwind failed at once), or -EINVAL (u, regs, stack, pcs or end NULL, nregs,
  * stack_len or max 0, nregs not the bits of mask, IP or SP not in mask),
  * or -ENOMEM; on an error nothing is written.
  * Reads are bounded by the copy and by the mapped files' mapped ranges, and
