@@ -22,7 +22,10 @@
  * -fomit-frame-pointer, where only a DWARF unwind (--callgraph=dwarf) finds
  * the callers; through Debian's libc (no frame pointers) qsort's callers
  * need it in both. The functions are noipa and their calls are not tail
- * calls, so that each frame above is a real frame.
+ * calls, so that each frame above is a real frame. leaf and cmp_work keep
+ * a local on the stack: GCC 12 sets no frame pointer up in a function that
+ * never touches the stack, whatever the options, and a frame pointer walk
+ * from such a leaf skips its caller (path_a, path_b).
  */
 #include "config.h"
 
@@ -39,7 +42,7 @@ static volatile uint64_t sink;
 static uint64_t cmp_iters; /* per comparison: UNIT / comparisons per sort */
 static uint64_t ncmp;
 
-static inline uint64_t burn(uint64_t n)
+static inline __attribute__((always_inline)) uint64_t burn(uint64_t n)
 {
 	uint64_t x = sink;
 
@@ -52,7 +55,9 @@ static inline uint64_t burn(uint64_t n)
 
 __attribute__((noipa)) static uint64_t leaf(uint64_t n)
 {
-	return burn(n);
+	volatile uint64_t on_stack = n;
+
+	return burn(on_stack);
 }
 
 __attribute__((noipa)) static uint64_t path_a(uint64_t n)
@@ -69,8 +74,10 @@ __attribute__((noipa)) static int cmp_work(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
 
+	volatile uint64_t on_stack = cmp_iters;
+
 	ncmp++;
-	sink = burn(cmp_iters);
+	sink = burn(on_stack);
 	return (x > y) - (x < y);
 }
 
