@@ -25,7 +25,9 @@ host_libdphost_a_SOURCES = \
 	host/procmap.c \
 	host/images.c \
 	host/kernel.c \
-	host/collector.c
+	host/collector.c \
+	host/unwind.h \
+	host/unwind.c
 host_libdphost_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
 
 if HAVE_CMOCKA
@@ -64,4 +66,13 @@ tests_unit_test_sync_tasks_LDADD = $(SYNC_PART_LDADD)
 tests_unit_test_sync_context_SOURCES = tests/unit/test-sync-context.c
 tests_unit_test_sync_context_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_sync_context_LDADD = $(SYNC_PART_LDADD)
+endif
+
+# The DWARF unwinder (host/unwind.c) on stacks captured in the test itself.
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test-unwind
+TESTS += tests/unit/test-unwind
+tests_unit_test_unwind_SOURCES = tests/unit/test-unwind.c
+tests_unit_test_unwind_CFLAGS = $(UNIT_CFLAGS) $(DW_CFLAGS)
+tests_unit_test_unwind_LDADD = host/libdphost.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(UNIT_LIBS)
 endif

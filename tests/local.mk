@@ -44,6 +44,14 @@ tests_workloads_storm_LDFLAGS =
 tests_workloads_busy_SOURCES = tests/workloads/busy.c
 tests_workloads_busy_CFLAGS = $(WORKLOAD_CFLAGS) -pthread
 tests_workloads_busy_LDFLAGS = -pthread
+# callpaths: known call paths (issue 9), with frame pointers and without.
+check_PROGRAMS += tests/workloads/callpaths tests/workloads/callpaths-fp
+tests_workloads_callpaths_SOURCES = tests/workloads/callpaths.c
+tests_workloads_callpaths_CFLAGS = $(WARN_CFLAGS) -O2 -g -fomit-frame-pointer
+tests_workloads_callpaths_LDFLAGS =
+tests_workloads_callpaths_fp_SOURCES = tests/workloads/callpaths.c
+tests_workloads_callpaths_fp_CFLAGS = $(WARN_CFLAGS) $(WORKLOAD_CFLAGS)
+tests_workloads_callpaths_fp_LDFLAGS =
 
 # Integration tests: one topic per script, tests/t/tNNNN-topic.sh.
 SHELL_TESTS = \
