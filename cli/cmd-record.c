@@ -135,7 +135,7 @@ static void usage(FILE *f)
 		"      --separate LIST     split sample files by lib,kernel,thread,cpu (or none, "
 		"all)\n"
 		"      --mmap-pages N      ring-buffer data pages per CPU, a power of two\n"
-		"                          (default %d)\n"
+		"                          (default %d, %d with --callgraph=dwarf)\n"
 		"  -g, --callgraph[=MODE]  record call stacks: fp (the default: frame pointers,\n"
 		"                          kernel and user frames; needs -fno-omit-frame-pointer\n"
 		"                          code) or dwarf[,SIZE] (user frames unwound from a SIZE\n"
@@ -196,7 +196,8 @@ static void usage(FILE *f)
 		"guest and host samples told apart by the sample's cpumode. Lost and throttled\n"
 		"samples are counted and reported at the end.\n",
 		DP_DEFAULT_FREQ, DP_SESSION_DEFAULT_DIR, COLLECTOR_DEFAULT_PAGES,
-		COLLECTOR_DEFAULT_STACK_SIZE, TCGRING_DEFAULT_SOCKET, PKGLIBDIR);
+		COLLECTOR_DEFAULT_PAGES_DWARF, COLLECTOR_DEFAULT_STACK_SIZE, TCGRING_DEFAULT_SOCKET,
+		PKGLIBDIR);
 }
 
 enum {

@@ -27,6 +27,7 @@
 #include "domprof/mem.h"
 #include "domprof/stackfile.h"
 #include "domprof/words.h"
+#include "host/unwind.h"
 
 #define MAX_CPUS    4096
 #define MAX_THREADS 65536
@@ -459,9 +460,12 @@ static int callgraph_setup(struct collector *c, char *errbuf, size_t errlen)
 			       c->opts.stack_size, COLLECTOR_MAX_STACK_SIZE);
 		return -EINVAL;
 	}
+	if (!c->opts.regs_user)
+		c->opts.regs_user = unwinder__regs_mask();
 	if (!c->opts.regs_user) {
-		dp_errbuf__set(errbuf, errlen, "dwarf call graphs need the user registers to copy");
-		return -EINVAL;
+		dp_errbuf__set(errbuf, errlen,
+			       "--callgraph=dwarf is not supported on this architecture (use fp)");
+		return -EOPNOTSUPP;
 	}
 	c->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	return 0;
@@ -499,7 +503,9 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 	c->build_id_ok = true;
 	c->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	if (!c->opts.mmap_pages)
-		c->opts.mmap_pages = COLLECTOR_DEFAULT_PAGES;
+		c->opts.mmap_pages = opts->callgraph == COLLECT_CG_DWARF
+					     ? COLLECTOR_DEFAULT_PAGES_DWARF
+					     : COLLECTOR_DEFAULT_PAGES;
 	if (c->opts.mmap_pages & (c->opts.mmap_pages - 1) || c->opts.mmap_pages > (1u << 20)) {
 		dp_errbuf__set(errbuf, errlen, "--mmap-pages must be a power of two (got %u)",
 			       c->opts.mmap_pages);

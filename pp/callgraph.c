@@ -244,12 +244,11 @@ static int sfile__symbolise(struct report *r, struct callgraph *cg, struct sfile
 		for (uint32_t k = 0; k < st->nframes; k++) {
 			const struct dp_stack_frame *fr = &st->frames[k];
 			/*
-			 * A caller's frame is a return address: the call is the
-			 * byte before it, in the calling function even when the
-			 * call is its last instruction (perf does the same).
+			 * Looked up where the producer put it: a dwarf caller
+			 * frame is already in its call instruction, an fp one
+			 * is the return address, as perf looks them up.
 			 */
-			struct fkey q = {.img = fr->image,
-					 .off = k && fr->offset ? fr->offset - 1 : fr->offset};
+			struct fkey q = {.img = fr->image, .off = fr->offset};
 			uint64_t h = hash_mix64(q.off ^ hash_mix64(q.img));
 			struct dp_hnode *n = dp_hashmap__find(&seen, h, fkey_eq, &q);
 			const char *name;

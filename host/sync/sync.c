@@ -12,8 +12,11 @@
 
 #include <linux/perf_event.h>
 
+#include "domprof/hash.h"
+#include "domprof/mem.h"
 #include "domprof/records.h"
 #include "host/sync/sync.h"
+#include "host/unwind.h"
 
 /* The task model's names go out as COMMs of the task's domain. */
 static int sync_comm(void *arg, uint32_t tgid, uint32_t tid, const char *comm, size_t len,
@@ -39,11 +42,22 @@ int sync__init(struct sync *s, const struct sync_ops *ops, const struct sync_opt
 	sync_ctx__init(&s->ctx);
 	s->callgraph = opts->callgraph != 0;
 	sync_stacks__init(&s->stacks, opts->image_id_base);
+	/* Where the unwinder cannot run (another architecture), user frames stay out: counted. */
+	if (s->callgraph && (opts->sample_type & PERF_SAMPLE_STACK_USER) &&
+	    (opts->sample_type & PERF_SAMPLE_REGS_USER)) {
+		r = unwinder__new(&s->unw);
+		if (r < 0 && r != -EOPNOTSUPP)
+			return r;
+	}
 	return sync_tasks__init(&s->tasks, opts->image_id_base, foreign, sync_comm, s);
 }
 
 void sync__fini(struct sync *s)
 {
+	unwinder__free(s->unw);
+	s->unw = NULL;
+	free(s->umaps);
+	s->umaps = NULL;
 	sync_stacks__fini(&s->stacks);
 	sync_queue__fini(&s->queue);
 	sync_ids__fini(&s->ids);
@@ -224,8 +238,8 @@ static bool chain_marker(uint64_t ip)
  * into another machine's frames (PERF_CONTEXT_GUEST*) is cut there.
  */
 static int chain_frames(struct sync *s, const struct sync_sample *d, struct hs_proc *proc,
-			uint32_t kmode, uint32_t umode, struct sync_frame *f, unsigned *n,
-			uint32_t *flags)
+			uint32_t kmode, uint32_t umode, bool kernel_only, struct sync_frame *f,
+			unsigned *n, uint32_t *flags)
 {
 	uint32_t mode = f[0].mode;
 	bool first = true;
@@ -239,6 +253,8 @@ static int chain_frames(struct sync *s, const struct sync_sample *d, struct hs_p
 			    ip == (uint64_t)PERF_CONTEXT_HV) {
 				mode = kmode;
 			} else if (ip == (uint64_t)PERF_CONTEXT_USER) {
+				if (kernel_only)
+					return 0;
 				mode = umode;
 			} else {
 				s->st.stack_foreign++;
@@ -271,6 +287,77 @@ static int chain_frames(struct sync *s, const struct sync_sample *d, struct hs_p
 	return 0;
 }
 
+/* A name for proc's maps as they are now: the unwinder keeps a process's modules while it holds. */
+static uint64_t maps_gen(const struct hs_proc *proc)
+{
+	uint64_t h = hash_mix64(proc->nmaps);
+
+	for (size_t i = 0; i < proc->nmaps; i++)
+		h = hash_mix64(h ^ proc->maps[i].start) ^ hash_mix64(proc->maps[i].end) ^
+		    hash_mix64(proc->maps[i].pgoff ^ (uint64_t)(uintptr_t)proc->maps[i].img);
+	return h;
+}
+
+/*
+ * The user frames of d's stack copy after f[*n - 1], unwound in proc's maps:
+ * the leaf's own pc is skipped when the leaf is user code (it is f[0]).
+ */
+static int unwind_frames(struct sync *s, const struct sync_sample *d, struct hs_proc *proc,
+			 uint32_t umode, bool leaf_is_user, struct sync_frame *f, unsigned *n,
+			 uint32_t *flags)
+{
+	uint64_t pcs[SYNC_STACK_MAX_FRAMES], regs[64];
+	enum unwind_end end;
+	int got;
+
+	if (!d->regs || !d->nregs || d->nregs > 64 || !d->stack || !d->stack_len)
+		return 0;
+	if (dp_ensure(s->umaps, s->capumaps, proc->nmaps + 1) < 0)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < d->nregs; i++)
+		regs[i] = ne64_get(d->regs + 8 * (size_t)i);
+	for (size_t i = 0; i < proc->nmaps; i++)
+		s->umaps[i] = (struct unwind_map){proc->maps[i].start, proc->maps[i].end,
+						  proc->maps[i].pgoff,
+						  proc->maps[i].img ? proc->maps[i].img->name : ""};
+	got = unwinder__unwind(s->unw, proc->tgid, maps_gen(proc), s->umaps, proc->nmaps,
+			       s->fmt.regs_user, regs, d->nregs, d->stack, (size_t)d->stack_len,
+			       pcs, SYNC_STACK_MAX_FRAMES, &end);
+	if (got == -ENOMEM)
+		return got;
+	if (got < 0) {
+		s->st.unwind_failed++;
+		*flags |= DP_STACK_UNWIND_FAILED;
+		return 0;
+	}
+	if (end == UNWIND_FAILED) {
+		s->st.unwind_failed++;
+		*flags |= DP_STACK_UNWIND_FAILED;
+	} else if (end != UNWIND_COMPLETE) {
+		*flags |= DP_STACK_TRUNCATED;
+	}
+	for (int i = leaf_is_user ? 1 : 0; i < got; i++) {
+		struct sync_frame *fr;
+
+		if (*n == SYNC_STACK_MAX_FRAMES) {
+			*flags |= DP_STACK_TRUNCATED;
+			return 0;
+		}
+		fr = &f[(*n)++];
+		fr->mode = umode;
+		/* A caller's pc is a return address: the call is the byte before (perf's libdw
+		 * too). */
+		fr->img = sync_tasks__resolve_user(proc, i ? pcs[i] - 1 : pcs[i], &fr->offset);
+		if (!fr->img) {
+			fr->img = sync_tasks__unknown(&s->tasks);
+			if (!fr->img)
+				return -ENOMEM;
+			fr->offset = 0;
+		}
+	}
+	return 0;
+}
+
 /* p's stack from d's callchain: frames only where p is the instance's own kernel or user code. */
 static int place_stack(struct sync *s, const struct sync_sample *d, struct hs_proc *proc,
 		       struct sync_place *p, struct dp_words *out)
@@ -282,10 +369,15 @@ static int place_stack(struct sync *s, const struct sync_sample *d, struct hs_pr
 	unsigned n = 1;
 	int ret;
 
+	bool unwind = s->unw && d->stack && proc && proc->known;
+
 	f[0] = (struct sync_frame){p->img, p->mode, p->offset};
-	if (!d->chain || (p->mode != kmode && p->mode != umode))
+	if ((!d->chain && !unwind) || (p->mode != kmode && p->mode != umode))
 		return 0; /* sync__emit gives it its leaf */
-	ret = chain_frames(s, d, proc, kmode, umode, f, &n, &flags);
+	/* With a stack copy the chain's user part (if any) is the unwinder's to give. */
+	ret = chain_frames(s, d, proc, kmode, umode, unwind, f, &n, &flags);
+	if (ret >= 0 && unwind)
+		ret = unwind_frames(s, d, proc, umode, p->mode == umode, f, &n, &flags);
 	if (ret < 0)
 		return ret;
 	return stack_set(s, p, f, n, flags, out);

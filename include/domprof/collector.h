@@ -23,6 +23,8 @@ struct hostsync;
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
 #define COLLECTOR_READ_FORMAT	(PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
 #define COLLECTOR_DEFAULT_PAGES 128
+/* With dwarf call graphs a sample carries its stack copy: 8 KiB at 4 kHz is 32 MiB/s a CPU. */
+#define COLLECTOR_DEFAULT_PAGES_DWARF 1024
 
 enum collector_target {
 	COLLECT_ALL = 0, /* -a: every CPU, every task */

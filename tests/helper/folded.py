@@ -7,6 +7,16 @@
 #       --sort comm` output made comparable: "COUNT stack" lines become
 #       "stack COUNT", merged and sorted as domprof writes them; the comm
 #       header lines ("12.34%  comm") and comments are dropped.
+#   folded.py canon FILE ELF...
+#       FILE's stacks with every frame name replaced by the first (in byte
+#       order) of its aliases: the names the ELF files (and their separate
+#       debug files under /usr/lib/debug/.build-id) and /proc/kallsyms give
+#       one address. Two tools may each pick another alias of a function
+#       (perf's rule prefers glibc's __GI_ names, domprof's report the
+#       public one); this takes the choice away from the comparison.
+#       Frames perf prints as a bare address (no symbol) and perf's names of
+#       vDSO functions (perf reads the vDSO from memory; domprof's report has
+#       no file for it) become [unknown], as domprof prints them.
 #   folded.py shares FILE [--min N] NAME=WANT[:CALLER]... --tol T
 #       inclusive share of NAME (samples of the stacks holding it, once per
 #       stack) over all samples, or with :CALLER the share of NAME's own
@@ -37,6 +47,81 @@ def perf(path):
         if not count.isdigit():
             continue
         out[stack] = out.get(stack, 0) + int(count)
+    for k in sorted(out):
+        print("%s %d" % (k, out[k]))
+
+
+def symbols(path):
+    import subprocess
+    out = subprocess.run(["readelf", "-sW", path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[0].endswith(":") and f[3] in ("FUNC", "IFUNC", "NOTYPE") \
+                and f[6] != "UNDEF":
+            yield int(f[1], 16), f[7]
+
+
+def debug_file(path):
+    import subprocess
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if "Build ID:" in line:
+            bid = line.split()[-1]
+            return "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
+    return None
+
+
+def canon(path, elves):
+    import os
+    parent = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(names):
+        names = sorted(names)
+        for n in names[1:]:
+            a, b = find(names[0]), find(n)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+
+    files = []
+    for e in elves:
+        files.append(e)
+        d = debug_file(e)
+        if d and os.path.exists(d):
+            files.append(d)
+    for f in files:
+        at = {}
+        for addr, name in symbols(f):
+            if addr:
+                at.setdefault(addr, set()).add(name)
+        for names in at.values():
+            union(names)
+    at = {}
+    try:
+        for line in open("/proc/kallsyms"):
+            f = line.split()
+            if len(f) >= 3 and f[1] in "tTwW" and int(f[0], 16):
+                at.setdefault((f[0], f[3] if len(f) > 3 else ""), set()).add(f[2])
+    except OSError:
+        pass
+    for names in at.values():
+        union(names)
+
+    def name(n):
+        if n.startswith("__vdso_") or n.startswith("0x") or \
+                (all(c in "0123456789abcdef" for c in n) and any(c.isdigit() for c in n)):
+            return "[unknown]"
+        return find(n) if n in parent else n
+
+    out = {}
+    for stack, count in load(path).items():
+        k = ";".join(name(n) for n in stack.split(";"))
+        out[k] = out.get(k, 0) + count
     for k in sorted(out):
         print("%s %d" % (k, out[k]))
 
@@ -84,6 +169,8 @@ def shares(path, args):
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "perf":
         perf(sys.argv[2])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "canon":
+        canon(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) >= 3 and sys.argv[1] == "shares":
         sys.exit(shares(sys.argv[2], sys.argv[3:]))
     else:
