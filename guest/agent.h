@@ -12,10 +12,21 @@
 #include "link.h"
 
 #define AGENT_VERSION 1
-#define AGENT_SAMPLE_TYPE                                                                          \
+/*
+ * The dummy event's; its records carry only the sample_id trailer, which
+ * PERF_SAMPLE_CALLCHAIN does not change.
+ */
+#define AGENT_DUMMY_SAMPLE_TYPE                                                                    \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
-#define AGENT_SAMPLE_ID_SIZE 32 /* pid/tid, time, cpu/res, identifier */
+/*
+ * The samples' (HELLO's): a callchain always, empty (nr 0) unless CONFIG asks
+ * for call stacks, so the layout the host decodes with is fixed for the
+ * incarnation.
+ */
+#define AGENT_SAMPLE_TYPE    (AGENT_DUMMY_SAMPLE_TYPE | PERF_SAMPLE_CALLCHAIN)
+#define AGENT_MAX_STACK	     128 /* callchain entries per sample, at most */
+#define AGENT_SAMPLE_ID_SIZE 32	 /* pid/tid, time, cpu/res, identifier */
 #define AGENT_MAX_FREQ	     10000
 #define AGENT_FILE_CHUNK     (60 * 1024)
 #define AGENT_FILE_CAP	     (256ull << 20) /* bytes of files served per incarnation */
@@ -68,10 +79,12 @@ struct agent {
 	size_t ring_pages;
 	uint32_t sample_freq;
 	bool timeline;
+	bool callchains; /* the samples carry their callchains */
 	bool build_id_ok, timeline_ok, sampling_ok;
+	bool callchains_ok;		  /* the kernel took the callchains asked for (every CPU) */
 	bool cfg_pending, resync_pending; /* from the host, applied in the main loop */
 	uint32_t cfg_freq;
-	bool cfg_timeline;
+	bool cfg_timeline, cfg_callchains;
 	uint8_t *perf_buf; /* a PERF payload being filled */
 	size_t perf_len;
 	uint32_t perf_count;

@@ -259,7 +259,7 @@ static void pcpu__close(struct pcpu *c, size_t map_size)
 	c->base = NULL;
 }
 
-static int pcpu__open(struct agent *a, struct pcpu *c)
+static int pcpu__open(struct agent *a, struct pcpu *c, uint16_t max_stack)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t map_size = (a->ring_pages + 1) * page;
@@ -269,7 +269,7 @@ static int pcpu__open(struct agent *a, struct pcpu *c)
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_DUMMY;
-	attr.sample_type = AGENT_SAMPLE_TYPE;
+	attr.sample_type = AGENT_DUMMY_SAMPLE_TYPE;
 	attr.sample_id_all = 1;
 	attr.mmap = 1;
 	attr.mmap2 = 1;
@@ -314,7 +314,17 @@ static int pcpu__open(struct agent *a, struct pcpu *c)
 		attr.sample_id_all = 1;
 		attr.use_clockid = 1;
 		attr.clockid = CLOCK_MONOTONIC;
+		attr.exclude_callchain_kernel = attr.exclude_callchain_user = !a->callchains;
+		if (a->callchains)
+			attr.sample_max_stack = max_stack;
 		c->samp_fd = perf_open(&attr, c->cpu, -1);
+		if (c->samp_fd < 0 && a->callchains) {
+			/* Samples without their stacks rather than none: the layout stays. */
+			attr.exclude_callchain_kernel = attr.exclude_callchain_user = 1;
+			attr.sample_max_stack = 0;
+			c->samp_fd = perf_open(&attr, c->cpu, -1);
+			a->callchains_ok = false;
+		}
 		if (c->samp_fd >= 0 && ioctl(c->samp_fd, PERF_EVENT_IOC_SET_OUTPUT, c->fd)) {
 			close(c->samp_fd);
 			c->samp_fd = -1;
@@ -336,14 +346,34 @@ static void perf__close(struct agent *a)
 		pcpu__close(&a->cpus[i], (a->ring_pages + 1) * page);
 }
 
+/*
+ * The callchain depth to ask for: the guest kernel refuses (EOVERFLOW) more
+ * than its perf_event_max_stack; 0 lets it take that bound itself.
+ */
+static uint16_t perf__max_stack(void)
+{
+	char buf[32];
+	char *end;
+	unsigned long v;
+
+	if (agent__read_small("/proc/sys/kernel/perf_event_max_stack", buf, sizeof(buf)) <= 0)
+		return 0;
+	v = strtoul(buf, &end, 10);
+	if (end == buf)
+		return 0;
+	return (uint16_t)(v < AGENT_MAX_STACK ? v : AGENT_MAX_STACK);
+}
+
 static int perf__open(struct agent *a)
 {
+	uint16_t max_stack = a->callchains ? perf__max_stack() : 0;
 	int ok = 0;
 
 	a->build_id_ok = true;
 	a->sampling_ok = true;
+	a->callchains_ok = a->callchains;
 	for (int i = 0; i < a->ncpus; i++) {
-		int err = pcpu__open(a, &a->cpus[i]);
+		int err = pcpu__open(a, &a->cpus[i], max_stack);
 
 		if (err)
 			logv("cpu %d: perf_event_open: %s", a->cpus[i].cpu, strerror(-err));
@@ -355,7 +385,9 @@ static int perf__open(struct agent *a)
 	a->drain_ns = 0;
 	a->tour_ns = 0;
 	if (!ok)
-		a->sampling_ok = a->build_id_ok = false;
+		a->sampling_ok = a->build_id_ok = a->callchains_ok = false;
+	if (a->callchains && !a->callchains_ok)
+		logv("callchains refused by the kernel: samples go without them");
 	return ok ? 0 : -ENODEV;
 }
 
@@ -570,6 +602,8 @@ static void on_host_frame(void *ctx, const struct ap_hdr *hdr, const uint8_t *pa
 	case AP_CONFIG: {
 		uint32_t freq = ap_rd__u32(&r);
 		bool timeline = ap_rd__u32(&r) != 0;
+		/* An older host's CONFIG ends here: no flags. */
+		uint32_t flags = ap_rd__left(&r) >= 4 ? ap_rd__u32(&r) : 0;
 
 		if (r.err) {
 			a->link.malformed_in++;
@@ -580,6 +614,7 @@ static void on_host_frame(void *ctx, const struct ap_hdr *hdr, const uint8_t *pa
 		/* Applied from the main loop: this may run inside a flush. */
 		a->cfg_freq = freq;
 		a->cfg_timeline = timeline;
+		a->cfg_callchains = (flags & AP_CONFIG_CALLCHAINS) != 0;
 		a->cfg_pending = true;
 		return;
 	}
@@ -615,12 +650,15 @@ static void agent__apply(struct agent *a)
 	if (!a->cfg_pending)
 		return;
 	a->cfg_pending = false;
-	if (a->cfg_freq == a->sample_freq && a->cfg_timeline == a->timeline)
+	if (a->cfg_freq == a->sample_freq && a->cfg_timeline == a->timeline &&
+	    a->cfg_callchains == a->callchains)
 		return;
-	logv("config: sampling %u Hz, timeline %d", a->cfg_freq, a->cfg_timeline);
+	logv("config: sampling %u Hz, timeline %d, callchains %d", a->cfg_freq, a->cfg_timeline,
+	     a->cfg_callchains);
 	perf__close(a);
 	a->sample_freq = a->cfg_freq;
 	a->timeline = a->cfg_timeline;
+	a->callchains = a->cfg_callchains;
 	perf__open(a);
 }
 

@@ -55,7 +55,7 @@ int agent__send_hello(struct agent *a)
 	char text[64];
 	size_t bid_len = 0, nb = 0;
 	ssize_t n;
-	uint32_t features = AP_FEAT_RESYNC;
+	uint32_t features = AP_FEAT_RESYNC | AP_FEAT_CALLCHAIN;
 
 	if (agent__read_small("/proc/sys/kernel/random/boot_id", text, sizeof(text)) > 0) {
 		for (const char *p = text; *p && nb < 32; p++) {

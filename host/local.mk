@@ -48,7 +48,7 @@ endif
 
 # The sync stage's parts, each on its own (host/sync/).
 SYNC_PART_TESTS = tests/unit/test-sync-decode tests/unit/test-sync-order \
-	tests/unit/test-sync-tasks tests/unit/test-sync-context
+	tests/unit/test-sync-tasks tests/unit/test-sync-context tests/unit/test-sync-stacks
 SYNC_PART_LDADD = host/libdphost.a passive/libdppassive.a lib/libdpcore.a $(DW_LIBS) \
 	$(ELF_LIBS) $(UNIT_LIBS)
 if HAVE_CMOCKA
@@ -66,6 +66,9 @@ tests_unit_test_sync_tasks_LDADD = $(SYNC_PART_LDADD)
 tests_unit_test_sync_context_SOURCES = tests/unit/test-sync-context.c
 tests_unit_test_sync_context_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_sync_context_LDADD = $(SYNC_PART_LDADD)
+tests_unit_test_sync_stacks_SOURCES = tests/unit/test-sync-stacks.c
+tests_unit_test_sync_stacks_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sync_stacks_LDADD = $(TEST_HELPER_LIB) $(SYNC_PART_LDADD)
 endif
 
 # The DWARF unwinder (host/unwind.c) on stacks captured in the test itself.

@@ -64,6 +64,7 @@ struct gagent {
 
 struct ragents {
 	struct gagent *list;
+	bool callgraph;	   /* the session's: agents are asked for callchains, samples get stacks */
 	uint64_t start_ns; /* the session's start: agent samples from before are not its */
 	uint64_t records_without_hello;
 };
@@ -155,6 +156,12 @@ static void on_hello(const struct agentlink_hello *h, void *arg)
 	o.sync.sample_type = h->sample_type;
 	o.sync.read_format = h->read_format;
 	o.sync.sample_id_all = (int)h->sample_id_all;
+	/*
+	 * Its own samples' callchains are resolved against the guest's maps and
+	 * kallsyms only (the instance's images are all the guest's); handed-off
+	 * samples and an agent without callchains give leaf-only stacks.
+	 */
+	o.sync.callgraph = c->ra->callgraph;
 	o.sync.ncpus = h->ncpus;
 	o.domain = ga->domain;
 	o.kernel_name = ga->kname;
@@ -376,12 +383,13 @@ static const struct agentlink_cbs cbs = {
 	.gap = on_gap,
 };
 
-int ragents__new(struct ragents **out)
+int ragents__new(bool callgraph, struct ragents **out)
 {
 	struct ragents *ra = calloc(1, sizeof(*ra));
 
 	if (!ra)
 		return -ENOMEM;
+	ra->callgraph = callgraph;
 	ra->start_ns = dp_now_ns();
 	*out = ra;
 	return 0;
@@ -389,7 +397,11 @@ int ragents__new(struct ragents **out)
 
 int ragents__add(struct ragents *ra, uint32_t domain, const char *socket, uint32_t sample_freq)
 {
-	struct agentlink_opts o = {.sample_freq = sample_freq, .timeline = true};
+	struct agentlink_opts o = {
+		.sample_freq = sample_freq,
+		.timeline = true,
+		.callchains = ra->callgraph,
+	};
 	struct gagent *ga;
 	int r;
 

@@ -10,7 +10,8 @@
 
 struct ragents;
 
-int ragents__new(struct ragents **out);
+/* callgraph: the session records call stacks (record -g): the agents' samples carry theirs. */
+int ragents__new(bool callgraph, struct ragents **out);
 /*
  * Follow the agent of domain behind its channel socket; sample_freq is what
  * its own cpu-clock samples at (0: the timeline only, no samples).

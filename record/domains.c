@@ -554,9 +554,9 @@ static int handoff(void *arg, const struct sync_guest_sample *s)
 }
 
 int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly,
-		  enum guest_sampling sampling, uint32_t agent_freq, struct record_passive *passive,
-		  unsigned npassive, struct hostsync *hs, struct rdomains **out, char *errbuf,
-		  size_t errlen)
+		  enum guest_sampling sampling, uint32_t agent_freq, bool callgraph,
+		  struct record_passive *passive, unsigned npassive, struct hostsync *hs,
+		  struct rdomains **out, char *errbuf, size_t errlen)
 {
 	struct rpassive *pv;
 	struct rdomains *rd;
@@ -579,7 +579,7 @@ int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly
 	rd->nonly = nonly;
 	rd->sampling = sampling;
 	rd->agent_freq = agent_freq;
-	ret = ragents__new(&rd->agents);
+	ret = ragents__new(callgraph, &rd->agents);
 	if (ret < 0) {
 		free(rd);
 		return ret;

@@ -16,12 +16,13 @@ struct rdomains;
 /*
  * only/nonly: --domains NAME,... (NULL: all); other domains stay host
  * processes. passive/npassive: --passive-domains; their images are taken
- * over at once (NULL in the array), also on failure.
+ * over at once (NULL in the array), also on failure. callgraph: the
+ * session records call stacks; the agents are asked for theirs.
  */
 int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly,
-		  enum guest_sampling sampling, uint32_t agent_freq, struct record_passive *passive,
-		  unsigned npassive, struct hostsync *hs, struct rdomains **out, char *errbuf,
-		  size_t errlen);
+		  enum guest_sampling sampling, uint32_t agent_freq, bool callgraph,
+		  struct record_passive *passive, unsigned npassive, struct hostsync *hs,
+		  struct rdomains **out, char *errbuf, size_t errlen);
 const char *rdomains__notice(const struct rdomains *rd);
 /* Discovery changes and vCPU run delays since the last call, as words into out. */
 int rdomains__poll(struct rdomains *rd, uint64_t now, struct dp_words *out);

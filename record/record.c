@@ -231,8 +231,8 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 						: e0->spec.freq;
 
 		ret = rdomains__new(&opts->vmm, opts->domains_only, opts->ndomains_only,
-				    opts->guest_sampling, freq, opts->passive, opts->npassive,
-				    r->hs, &r->rd, errbuf, errlen);
+				    opts->guest_sampling, freq, ho.callgraph != 0, opts->passive,
+				    opts->npassive, r->hs, &r->rd, errbuf, errlen);
 		if (ret < 0)
 			goto err;
 		ret = rtcg__new(opts->tcg_socket, r->hs, collector__nevents(r->col),

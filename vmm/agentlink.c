@@ -244,6 +244,7 @@ static bool compose(struct agentlink *l, uint64_t now)
 		l->config_needed = false;
 		ap_wr__u32(&w, l->o.sample_freq);
 		ap_wr__u32(&w, l->o.timeline ? 1 : 0);
+		ap_wr__u32(&w, l->o.callchains ? AP_CONFIG_CALLCHAINS : 0);
 		out_frame(l, AP_CONFIG, pl, w.len);
 		return true;
 	}

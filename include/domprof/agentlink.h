@@ -56,9 +56,14 @@
 #define AGENTLINK_MAX_FILE_REQS	  64u /* outstanding FILE_REQs */
 
 struct agentlink_opts {
-	/* CONFIG: the agent's own cpu-clock frequency (0: no sampling) and the timeline. */
+	/*
+	 * CONFIG: the agent's own cpu-clock frequency (0: no sampling), the
+	 * timeline, and whether its samples carry their in-guest callchains
+	 * (AP_CONFIG_CALLCHAINS; an agent without AP_FEAT_CALLCHAIN ignores it).
+	 */
 	uint32_t sample_freq;
 	bool timeline;
+	bool callchains;
 	/*
 	 * Quotas, per incarnation of the agent (a new incarnation sends its
 	 * whole state again, and the consumer replaces the previous one), except
@@ -246,8 +251,8 @@ int agentlink__fd(const struct agentlink *l);
 int agentlink__poll(struct agentlink *l, uint64_t now_ns, const struct agentlink_cbs *cbs,
 		    void *arg);
 /*
- * Change CONFIG; it is sent when it changed, after every (re)connect and to
- * every new incarnation.
+ * Change CONFIG (callchains stay as opts said); it is sent when it changed,
+ * after every (re)connect and to every new incarnation.
  */
 void agentlink__set_config(struct agentlink *l, uint32_t sample_freq, bool timeline);
 /*

@@ -43,6 +43,11 @@ enum ap_type {
 #define AP_FEAT_SAMPLING (1u << 2) /* CONFIG sample_freq can be honoured */
 #define AP_FEAT_RESYNC	 (1u << 3) /* RESYNC understood; ACK may carry the incarnation */
 #define AP_FEAT_MARK	 (1u << 4) /* MARK frames bound the timeline */
+/* Samples carry PERF_SAMPLE_CALLCHAIN; CONFIG's AP_CONFIG_CALLCHAINS fills it. */
+#define AP_FEAT_CALLCHAIN (1u << 5)
+
+/* CONFIG flags (its third u32, absent from an older host's CONFIG: all 0). */
+#define AP_CONFIG_CALLCHAINS (1u << 0) /* in-guest callchains (frame pointers) */
 
 struct ap_hdr {
 	uint16_t version;

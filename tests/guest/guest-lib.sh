@@ -72,7 +72,7 @@ prereq_KVM_MINI() {
 GUEST_ADD=${GUEST_ADD:-}
 # The guest agent and the agent tests' programs, in every guest when built.
 GUEST_AGENT_BINS="$top_builddir/guest/domprof-agent $guest_builddir/gsplit-a \
-$guest_builddir/gsplit-b $guest_builddir/hostile-agent"
+$guest_builddir/gsplit-b $guest_builddir/hostile-agent $guest_builddir/gcallgraph"
 
 prereq_AGENT() {
 	for a in $GUEST_AGENT_BINS; do

@@ -38,6 +38,13 @@ tests_guest_gsplit_a_LDFLAGS = -static
 tests_guest_gsplit_b_SOURCES = tests/guest/gsplit.c tests/workloads/split-fn.h
 tests_guest_gsplit_b_CFLAGS = $(WARN_CFLAGS) -O1 -DGSPLIT_B
 tests_guest_gsplit_b_LDFLAGS = -static
+# gcallgraph: known call paths for the guest call-stack test (t2230), with
+# frame pointers set up at entry (no shrink-wrapping) and no sibling calls.
+check_PROGRAMS += tests/guest/gcallgraph
+tests_guest_gcallgraph_SOURCES = tests/guest/gcallgraph.c
+tests_guest_gcallgraph_CFLAGS = $(WARN_CFLAGS) -O1 -fno-omit-frame-pointer \
+	-fno-optimize-sibling-calls -fno-shrink-wrap
+tests_guest_gcallgraph_LDFLAGS = -static
 tests_guest_hostile_agent_SOURCES = tests/guest/hostile-agent.c lib/agentproto.c
 tests_guest_hostile_agent_CFLAGS = $(WARN_CFLAGS) -O1
 tests_guest_hostile_agent_LDFLAGS = -static

@@ -127,6 +127,15 @@ void tperf__trailer(struct tperf_rec *r, uint32_t pid, uint32_t tid, uint64_t ti
 /* Whole records, trailer and size included. */
 void tperf__sample(struct tperf_rec *r, uint16_t cpumode, uint64_t id, uint64_t ip, uint32_t pid,
 		   uint32_t tid, uint64_t time, uint32_t cpu);
+/*
+ * A sample of TPERF_SAMPLE_TYPE | PERF_SAMPLE_CALLCHAIN into buf (cap bytes):
+ * the callchain's nr word says nr, and the n entries of chain follow it (a
+ * lying nr when n differs). Its size, which the u16 header holds; fails the
+ * test when it does not fit.
+ */
+size_t tperf__sample_chain(uint8_t *buf, size_t cap, uint16_t cpumode, uint64_t id, uint64_t ip,
+			   uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu, uint64_t nr,
+			   const uint64_t *chain, size_t n);
 /* An MMAP2 of name[0..nlen); with bid, a build-id one instead of dev/inode tperf__ino. */
 void tperf__mmap2(struct tperf_rec *r, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		  uint32_t prot, const char *name, size_t nlen, const uint8_t *bid, size_t bid_len,

@@ -77,6 +77,30 @@ void tperf__sample(struct tperf_rec *r, uint16_t cpumode, uint64_t id, uint64_t 
 	tperf__finish(r);
 }
 
+size_t tperf__sample_chain(uint8_t *buf, size_t cap, uint16_t cpumode, uint64_t id, uint64_t ip,
+			   uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu, uint64_t nr,
+			   const uint64_t *chain, size_t n)
+{
+	struct perf_event_header h = {.type = PERF_RECORD_SAMPLE, .misc = cpumode};
+	uint64_t head[7];
+	size_t size = sizeof(h) + sizeof(head) + 8 * n;
+
+	assert_true(size <= cap && size <= UINT16_MAX);
+	h.size = (uint16_t)size;
+	head[0] = id;
+	head[1] = ip;
+	head[2] = (uint64_t)tid << 32 | pid;
+	head[3] = time;
+	head[4] = cpu;
+	head[5] = TPERF_PERIOD;
+	head[6] = nr;
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), head, sizeof(head));
+	if (n)
+		memcpy(buf + sizeof(h) + sizeof(head), chain, 8 * n);
+	return size;
+}
+
 void tperf__mmap2(struct tperf_rec *r, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		  uint32_t prot, const char *name, size_t nlen, const uint8_t *bid, size_t bid_len,
 		  uint64_t time, uint32_t cpu)

@@ -509,7 +509,33 @@ struct mmap_check {
 	int own_with_bid;
 	int bad_bid;
 	int mmap2, comm, samples, switches;
+	int chained;	  /* samples with a non-empty callchain */
+	uint64_t max_nr;  /* the longest callchain */
+	int chained_user; /* with user frames after PERF_CONTEXT_USER */
 };
+
+/*
+ * A sample of the agent's layout (HELLO's sample_type): IDENTIFIER, IP,
+ * TID, TIME, CPU, PERIOD, then the callchain, whose nr entries fill the rest.
+ */
+static void check_sample(const uint8_t *rec, size_t size, struct mmap_check *mc)
+{
+	uint64_t nr;
+
+	assert_true(size >= 64);
+	nr = le64_get(rec + 56);
+	assert_int_equal(size, 64 + 8 * nr);
+	if (!nr)
+		return;
+	mc->chained++;
+	if (nr > mc->max_nr)
+		mc->max_nr = nr;
+	for (uint64_t i = 0; i + 1 < nr; i++)
+		if (le64_get(rec + 64 + 8 * i) == (uint64_t)PERF_CONTEXT_USER) {
+			mc->chained_user++;
+			break;
+		}
+}
 
 /* Every MMAP2 with a build-id names a file with that build-id. */
 static void check_perf(const struct got_frame *f, struct mmap_check *mc)
@@ -539,6 +565,8 @@ static void check_perf(const struct got_frame *f, struct mmap_check *mc)
 		mc->comm += type == PERF_RECORD_COMM;
 		mc->samples += type == PERF_RECORD_SAMPLE;
 		mc->switches += type == PERF_RECORD_SWITCH_CPU_WIDE;
+		if (type == PERF_RECORD_SAMPLE)
+			check_sample(rec, size, mc);
 		if (type != PERF_RECORD_MMAP2)
 			continue;
 		mc->mmap2++;
@@ -629,9 +657,11 @@ static void test_real_agent_once(void **state)
 		ap_rd__u64(&r);
 		assert_int_equal(ap_rd__u32(&r), sysconf(_SC_NPROCESSORS_CONF));
 		assert_int_equal(ap_rd__u32(&r), sysconf(_SC_PAGESIZE));
+		/* A callchain always (empty until CONFIG asks): one layout per incarnation. */
 		assert_int_equal(ap_rd__u64(&r), PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
 							 PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-							 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD);
+							 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+							 PERF_SAMPLE_CALLCHAIN);
 		ap_rd__u64(&r);
 		assert_int_equal(ap_rd__u32(&r), 1);
 		assert_int_equal(r.err, 0);
@@ -761,12 +791,98 @@ static void test_real_agent_live(void **state)
 		      got_len, (long long)sb.st_size);
 	assert_true(mc.samples > 100);
 	assert_true(mc.switches > 0);
+	/* An older host's 8-byte CONFIG: no callchains. */
+	assert_int_equal(mc.chained, 0);
 	assert_int_equal(status_seen[1], 1);
 	assert_int_equal(status_seen[2], 1);
 	assert_int_equal(got_len, sb.st_size);
 	assert_memory_equal(got, file, (size_t)sb.st_size);
 	free(file);
 	free(got);
+	host__fini(&h);
+	close(lfd);
+	unlink(path);
+	rmdir(sock);
+}
+
+/* A user-mode loop with frames to walk, for the agent to sample. */
+static volatile uint64_t spin_sink;
+
+static __attribute__((noinline)) void spin_leaf(void)
+{
+	for (int i = 0; i < 100000; i++)
+		spin_sink += (uint64_t)i;
+	__asm__ volatile("" ::: "memory");
+}
+
+/*
+ * Live: CONFIG's flags ask for callchains; the samples carry them (bounded
+ * by sample_max_stack) and a CONFIG without the flag takes them away again.
+ */
+static void test_real_agent_callchains(void **state)
+{
+	char sock[] = "/tmp/test-agent-XXXXXX";
+	char path[64];
+	struct host h;
+	struct mmap_check on = {0}, off = {0};
+	uint8_t cfg[12];
+	size_t on_end = 0, off_start = 0;
+	int lfd, st;
+	pid_t pid;
+	time_t end;
+
+	(void)state;
+	if (!can_run_agent())
+		skip();
+	assert_non_null(mkdtemp(sock));
+	snprintf(path, sizeof(path), "%s/port", sock);
+	pid = start_agent(path, "--verbose", &lfd);
+	host__init(&h, accept(lfd, NULL, NULL));
+	le32_put(cfg, 1000);
+	le32_put(cfg + 4, 1);
+	le32_put(cfg + 8, AP_CONFIG_CALLCHAINS);
+	host__send(h.fd, AP_CONFIG, cfg, 12);
+	for (int round = 0; round < 2; round++) {
+		end = time(NULL) + 2;
+		while (time(NULL) < end) {
+			spin_leaf();
+			host__read(&h, 0);
+			if (h.n)
+				host__ack(h.fd, h.f[h.n - 1].h.seq, 0);
+		}
+		if (round)
+			break;
+		/* The flag off: the events reopen without callchains (frames meanwhile mix both).
+		 */
+		on_end = h.n;
+		le32_put(cfg + 8, 0);
+		host__send(h.fd, AP_CONFIG, cfg, 12);
+		end = time(NULL) + 1;
+		while (time(NULL) <= end) {
+			host__read(&h, 100);
+			if (h.n)
+				host__ack(h.fd, h.f[h.n - 1].h.seq, 0);
+		}
+		off_start = h.n;
+	}
+	kill(pid, SIGTERM);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(h.p.malformed, 0);
+	for (size_t i = 0; i < h.n; i++)
+		if (h.f[i].h.type == AP_PERF && (i < on_end || i >= off_start))
+			check_perf(&h.f[i], i < on_end ? &on : &off);
+	print_message("with callchains: %d samples, %d chained (%d with user frames), longest "
+		      "%llu; without: %d samples, %d chained\n",
+		      on.samples, on.chained, on.chained_user, (unsigned long long)on.max_nr,
+		      off.samples, off.chained);
+	assert_true(on.samples > 100);
+	assert_true(on.chained * 10 >= on.samples * 9);
+	assert_true(on.chained_user > 0);
+	/* sample_max_stack 128 and at most a few context markers. */
+	assert_true(on.max_nr <= 128 + 8);
+	assert_true(off.samples > 100);
+	assert_int_equal(off.chained, 0);
 	host__fini(&h);
 	close(lfd);
 	unlink(path);
@@ -786,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_elfnote),
 		cmocka_unit_test(test_real_agent_once),
 		cmocka_unit_test(test_real_agent_live),
+		cmocka_unit_test(test_real_agent_callchains),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

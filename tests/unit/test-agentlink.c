@@ -250,7 +250,7 @@ struct fake {
 	int lfd, fd;
 	struct ap_parser p;
 	uint64_t last_ack, ack_inc, acks, pings, configs, file_reqs, resyncs;
-	uint32_t cfg_freq, cfg_timeline;
+	uint32_t cfg_freq, cfg_timeline, cfg_flags;
 	uint64_t ping_host_ns[64];
 	unsigned npings;
 };
@@ -342,6 +342,7 @@ static void fake_read(struct fake *f, uint64_t inc, int64_t offset, bool pong)
 				case AP_CONFIG:
 					f->cfg_freq = ap_rd__u32(&r);
 					f->cfg_timeline = ap_rd__u32(&r);
+					f->cfg_flags = ap_rd__u32(&r);
 					f->configs++;
 					break;
 				case AP_FILE_REQ:
@@ -419,6 +420,7 @@ static void test_socket_session(void **state)
 	assert_int_equal(f.configs, 1);
 	assert_int_equal(f.cfg_freq, 997);
 	assert_int_equal(f.cfg_timeline, 1);
+	assert_int_equal(f.cfg_flags, 0);
 	assert_true(f.pings >= 1);
 
 	assert_int_equal(agentlink__resync(l), -EOPNOTSUPP);
@@ -530,6 +532,33 @@ static void test_fast_pings_after_connect(void **state)
 	assert_int_equal(agentlink__clock(l, &off, &err), 0);
 	run(l, &f, &s, 1000, 42);
 	assert_in_range(f.pings, 9, 10);
+	agentlink__free(l);
+	fake_fini(&f);
+}
+
+/* CONFIG asks for callchains when told to, and keeps asking after a change of frequency. */
+static void test_config_callchains(void **state)
+{
+	struct agentlink_opts o = {.sample_freq = 1000, .timeline = true, .callchains = true};
+	struct agentlink *l;
+	struct seen s = {0};
+	struct fake f;
+
+	(void)state;
+	fake_init(&f);
+	fake_listen(&f);
+	assert_int_equal(agentlink__new(f.path, &o, &l), 0);
+	run(l, &f, &s, 20, 0);
+	fake_accept(&f);
+	run(l, &f, &s, 50, 0);
+	assert_int_equal(f.configs, 1);
+	assert_int_equal(f.cfg_freq, 1000);
+	assert_int_equal(f.cfg_flags, AP_CONFIG_CALLCHAINS);
+	agentlink__set_config(l, 0, true);
+	run(l, &f, &s, 50, 0);
+	assert_int_equal(f.configs, 2);
+	assert_int_equal(f.cfg_freq, 0);
+	assert_int_equal(f.cfg_flags, AP_CONFIG_CALLCHAINS);
 	agentlink__free(l);
 	fake_fini(&f);
 }
@@ -902,6 +931,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_socket_session),
 		cmocka_unit_test(test_fast_pings_after_connect),
+		cmocka_unit_test(test_config_callchains),
 		cmocka_unit_test(test_duplicates_and_seq_gap),
 		cmocka_unit_test(test_hostile_frames),
 		cmocka_unit_test(test_garbage_resync),
