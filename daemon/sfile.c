@@ -311,9 +311,7 @@ nomem:
 
 void sfile__free_all(struct daemon *d)
 {
-	struct dp_hnode *n, *next;
 	struct sfile *sf, *sf_next;
-	size_t bkt;
 
 	for (sf = d->sfiles; sf; sf = sf_next) {
 		sf_next = sf->all_next;
@@ -322,9 +320,7 @@ void sfile__free_all(struct daemon *d)
 		free(sf);
 	}
 	d->sfiles = NULL;
-	dp_hashmap__for_each_safe(&d->skeys, bkt, n, next)
-		free(dp_hnode_entry(n, struct skey_ent, node));
-	dp_hashmap__fini(&d->skeys);
+	dp_hashmap__fini_free(&d->skeys, offsetof(struct skey_ent, node));
 	dp_hashmap__fini(&d->sfiles_by_path);
 	for (struct seen_image *s = d->seen_first, *s_next; s; s = s_next) {
 		s_next = s->list_next;

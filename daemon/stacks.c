@@ -232,18 +232,6 @@ static int ix_get(struct dp_hashmap *map, const void *ptr, uint32_t mode, uint32
 	return 0;
 }
 
-static void ix_free(struct dp_hashmap *map)
-{
-	struct dp_hnode *node, *next;
-	size_t bkt;
-
-	dp_hashmap__for_each_safe(map, bkt, node, next)
-	{
-		free(dp_hnode_entry(node, struct ixent, node));
-	}
-	dp_hashmap__fini(map);
-}
-
 static void sfbuild__fini(struct sfbuild *b)
 {
 	for (size_t i = 0; i < b->sf.nimages; i++) {
@@ -254,8 +242,8 @@ static void sfbuild__fini(struct sfbuild *b)
 	free(b->sf.stacks);
 	free(b->sf.frames);
 	free(b->sf.counts);
-	ix_free(&b->img_index);
-	ix_free(&b->stack_index);
+	dp_hashmap__fini_free(&b->img_index, offsetof(struct ixent, node));
+	dp_hashmap__fini_free(&b->stack_index, offsetof(struct ixent, node));
 }
 
 static int add_image(const struct daemon *d, struct sfbuild *b, const struct image *im,
@@ -414,17 +402,6 @@ int dstacks__write(struct daemon *d)
 
 void dstacks__free(struct daemon *d)
 {
-	struct dp_hnode *node, *next;
-	size_t bkt;
-
-	dp_hashmap__for_each_safe(&d->scounts, bkt, node, next)
-	{
-		free(dp_hnode_entry(node, struct dscount, node));
-	}
-	dp_hashmap__fini(&d->scounts);
-	dp_hashmap__for_each_safe(&d->stacks, bkt, node, next)
-	{
-		free(dp_hnode_entry(node, struct dstack, node));
-	}
-	dp_hashmap__fini(&d->stacks);
+	dp_hashmap__fini_free(&d->scounts, offsetof(struct dscount, node));
+	dp_hashmap__fini_free(&d->stacks, offsetof(struct dstack, node));
 }

@@ -26,6 +26,20 @@ void dp_hashmap__fini(struct dp_hashmap *m)
 	m->count = 0;
 }
 
+void dp_hashmap__fini_free(struct dp_hashmap *m, size_t node_off)
+{
+	struct dp_hnode *n, *next;
+	size_t bkt;
+
+	if (!m)
+		return;
+	dp_hashmap__for_each_safe(m, bkt, n, next)
+	{
+		free((char *)n - node_off);
+	}
+	dp_hashmap__fini(m);
+}
+
 static int dp_hashmap__grow(struct dp_hashmap *m)
 {
 	size_t nb = m->min_buckets ? m->min_buckets : DP_HASHMAP_MIN_BUCKETS;

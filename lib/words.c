@@ -57,24 +57,39 @@ int dp_words__record(struct dp_words *b, enum dp_code code, const uint64_t *args
 	return dp_words__record_str(b, code, args, nargs, NULL, 0);
 }
 
-int dp_words__record_str(struct dp_words *b, enum dp_code code, const uint64_t *args,
-			 unsigned nargs, const char *s, size_t len)
+/*
+ * Append the escape, header and nargs fixed arguments of a record of total
+ * (checked) argument words; the rest is the caller's to write at the pointer
+ * returned. NULL: out of memory.
+ */
+static uint64_t *record_begin(struct dp_words *b, enum dp_code code, const uint64_t *args,
+			      unsigned nargs, size_t total)
 {
-	size_t strwords = s ? 1 + (len + 7) / 8 : 0;
-	size_t total = nargs + strwords;
 	uint64_t *p;
-	int r;
 
-	if (code <= 0 || code >= 0xffff || (s && len > DP_MAX_STR) || total > DP_MAX_ARGS)
-		return -EINVAL;
-	r = dp_words__reserve(b, 2 + total);
-	if (r < 0)
-		return r;
+	if (dp_words__reserve(b, 2 + total))
+		return NULL;
 	p = b->w + b->n;
 	*p++ = DP_ESCAPE;
 	*p++ = (uint64_t)code | (uint64_t)total << 16;
 	for (unsigned i = 0; i < nargs; i++)
 		*p++ = args[i];
+	b->n += 2 + total;
+	return p;
+}
+
+int dp_words__record_str(struct dp_words *b, enum dp_code code, const uint64_t *args,
+			 unsigned nargs, const char *s, size_t len)
+{
+	size_t strwords = s ? 1 + (len + 7) / 8 : 0;
+	uint64_t *p;
+
+	if ((s && len > DP_MAX_STR) || nargs + strwords > DP_MAX_ARGS || code <= 0 ||
+	    code >= 0xffff)
+		return -EINVAL;
+	p = record_begin(b, code, args, nargs, nargs + strwords);
+	if (!p)
+		return -ENOMEM;
 	if (s) {
 		*p++ = len;
 		for (size_t i = 0; i < len; i += 8) {
@@ -85,31 +100,23 @@ int dp_words__record_str(struct dp_words *b, enum dp_code code, const uint64_t *
 			*p++ = le64_get(tmp);
 		}
 	}
-	b->n += 2 + total;
 	return 0;
 }
 
 int dp_words__record_words(struct dp_words *b, enum dp_code code, const uint64_t *args,
 			   unsigned nargs, const uint64_t *w, size_t n)
 {
-	size_t total = nargs + 1 + n;
 	uint64_t *p;
-	int r;
 
-	if (code <= 0 || code >= 0xffff || n > DP_MAX_ARGS || total > DP_MAX_ARGS || (n && !w))
+	if (code <= 0 || code >= 0xffff || n > DP_MAX_ARGS || nargs + 1 + n > DP_MAX_ARGS ||
+	    (n && !w))
 		return -EINVAL;
-	r = dp_words__reserve(b, 2 + total);
-	if (r < 0)
-		return r;
-	p = b->w + b->n;
-	*p++ = DP_ESCAPE;
-	*p++ = (uint64_t)code | (uint64_t)total << 16;
-	for (unsigned i = 0; i < nargs; i++)
-		*p++ = args[i];
+	p = record_begin(b, code, args, nargs, nargs + 1 + n);
+	if (!p)
+		return -ENOMEM;
 	*p++ = n;
-	for (size_t i = 0; i < n; i++)
-		*p++ = w[i];
-	b->n += 2 + total;
+	if (n)
+		memcpy(p, w, n * sizeof(*w));
 	return 0;
 }
 

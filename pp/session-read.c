@@ -56,12 +56,7 @@ void strmap__init(struct strmap *m)
 
 void strmap__fini(struct strmap *m)
 {
-	struct dp_hnode *n, *next;
-	size_t bkt;
-
-	dp_hashmap__for_each_safe(&m->map, bkt, n, next)
-		free(dp_hnode_entry(n, struct strmap_ent, node));
-	dp_hashmap__fini(&m->map);
+	dp_hashmap__fini_free(&m->map, offsetof(struct strmap_ent, node));
 }
 
 static struct strmap_ent *strmap__find(const struct strmap *m, const char *key, uint64_t h)

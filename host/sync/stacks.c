@@ -38,14 +38,7 @@ void sync_stacks__init(struct sync_stacks *t, uint64_t id_base)
 
 void sync_stacks__fini(struct sync_stacks *t)
 {
-	struct dp_hnode *node, *next;
-	size_t bkt;
-
-	dp_hashmap__for_each_safe(&t->map, bkt, node, next)
-	{
-		free(dp_hnode_entry(node, struct stack_ent, node));
-	}
-	dp_hashmap__fini(&t->map);
+	dp_hashmap__fini_free(&t->map, offsetof(struct stack_ent, node));
 }
 
 int sync_stacks__get(struct sync_stacks *t, const struct hs_images *images,

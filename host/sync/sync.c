@@ -221,7 +221,9 @@ int sync__resolve(struct sync *s, uint16_t cpumode, const struct sync_sample *d,
 		p->img = sync_tasks__resolve_user(proc, d->ip, &p->offset);
 		return 0;
 	default:
-		p->mode = d->ip >> 63 ? DP_MODE_HOST_KERNEL : DP_MODE_HOST_USER;
+		/* The instance's own modes: a guest's sample stays a guest's, whatever it claims.
+		 */
+		p->mode = d->ip >> 63 ? kmode : umode;
 		return 0;
 	}
 }
@@ -230,6 +232,23 @@ int sync__resolve(struct sync *s, uint16_t cpumode, const struct sync_sample *d,
 static bool chain_marker(uint64_t ip)
 {
 	return ip >= (uint64_t)PERF_CONTEXT_MAX;
+}
+
+/* Frame fr at pc: in the kernel or proc's maps, in mode; [unknown] where nothing covers it. */
+static int frame_add(struct sync *s, struct sync_frame *fr, bool kernel, struct hs_proc *proc,
+		     uint32_t mode, uint64_t pc)
+{
+	fr->mode = mode;
+	fr->img = kernel		? kernel__resolve(&s->tasks.kernel, pc, &fr->offset)
+		  : proc && proc->known ? sync_tasks__resolve_user(proc, pc, &fr->offset)
+					: NULL;
+	if (!fr->img) {
+		fr->img = sync_tasks__unknown(&s->tasks);
+		if (!fr->img)
+			return -ENOMEM;
+		fr->offset = 0;
+	}
+	return 0;
 }
 
 /*
@@ -246,7 +265,6 @@ static int chain_frames(struct sync *s, const struct sync_sample *d, struct hs_p
 
 	for (uint32_t i = 0; i < d->chain_nr; i++) {
 		uint64_t ip = sync_sample__chain(d, i);
-		struct sync_frame *fr;
 
 		if (chain_marker(ip)) {
 			if (ip == (uint64_t)PERF_CONTEXT_KERNEL ||
@@ -272,17 +290,8 @@ static int chain_frames(struct sync *s, const struct sync_sample *d, struct hs_p
 			*flags |= DP_STACK_TRUNCATED;
 			return 0;
 		}
-		fr = &f[(*n)++];
-		fr->mode = mode;
-		fr->img = mode == kmode		? kernel__resolve(&s->tasks.kernel, ip, &fr->offset)
-			  : proc && proc->known ? sync_tasks__resolve_user(proc, ip, &fr->offset)
-						: NULL;
-		if (!fr->img) {
-			fr->img = sync_tasks__unknown(&s->tasks);
-			if (!fr->img)
-				return -ENOMEM;
-			fr->offset = 0;
-		}
+		if (frame_add(s, &f[(*n)++], mode == kmode, proc, mode, ip) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -337,23 +346,14 @@ static int unwind_frames(struct sync *s, const struct sync_sample *d, struct hs_
 		*flags |= DP_STACK_TRUNCATED;
 	}
 	for (int i = leaf_is_user ? 1 : 0; i < got; i++) {
-		struct sync_frame *fr;
-
 		if (*n == SYNC_STACK_MAX_FRAMES) {
 			*flags |= DP_STACK_TRUNCATED;
 			return 0;
 		}
-		fr = &f[(*n)++];
-		fr->mode = umode;
 		/* A caller's pc is a return address: the call is the byte before (perf's libdw
 		 * too). */
-		fr->img = sync_tasks__resolve_user(proc, i ? pcs[i] - 1 : pcs[i], &fr->offset);
-		if (!fr->img) {
-			fr->img = sync_tasks__unknown(&s->tasks);
-			if (!fr->img)
-				return -ENOMEM;
-			fr->offset = 0;
-		}
+		if (frame_add(s, &f[(*n)++], false, proc, umode, i ? pcs[i] - 1 : pcs[i]) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -372,8 +372,13 @@ static int place_stack(struct sync *s, const struct sync_sample *d, struct hs_pr
 	bool unwind = s->unw && d->stack && proc && proc->known;
 
 	f[0] = (struct sync_frame){p->img, p->mode, p->offset};
-	if ((!d->chain && !unwind) || (p->mode != kmode && p->mode != umode))
-		return 0; /* sync__emit gives it its leaf */
+	/*
+	 * A sample of another machine's code (a guest's, a nested guest's: a
+	 * class image) has none of its frames here: sync__emit gives it its leaf.
+	 */
+	if ((!d->chain && !unwind) || (p->mode != kmode && p->mode != umode) ||
+	    (p->img && p->img->kind == DP_IMAGE_GUEST_CLASS))
+		return 0;
 	/* With a stack copy the chain's user part (if any) is the unwinder's to give. */
 	ret = chain_frames(s, d, proc, kmode, umode, unwind, f, &n, &flags);
 	if (ret >= 0 && unwind)

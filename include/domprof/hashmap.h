@@ -59,6 +59,11 @@ static inline uint64_t dp_hash_str(const char *s)
 void dp_hashmap__init(struct dp_hashmap *m, size_t min_buckets);
 /* Frees the buckets (not the entries) and leaves the map empty; NULL is fine. */
 void dp_hashmap__fini(struct dp_hashmap *m);
+/*
+ * free() every entry (each malloc'd with its node at node_off: offsetof(type,
+ * member)), then fini: the destructor of a map that owns its entries.
+ */
+void dp_hashmap__fini_free(struct dp_hashmap *m, size_t node_off);
 
 /*
  * Links node in under hash (not checking for an equal key: find first).

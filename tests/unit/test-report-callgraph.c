@@ -105,14 +105,13 @@ static const struct dp_stack_image kimage = {
 /*
  * main->a->leaf 200 samples (150 of worker, 50 of a thread not in meta/tasks
  * whose process is app), main->b->leaf 100 (90 of app, 10 of a process no
- * one knows), that stack flagged truncated. Callers' frames are return
- * addresses: a's is just past a call at the end of a (0x300 is b's first
- * byte), so it must be looked up at the byte before.
+ * one knows), that stack flagged truncated. Frames are looked up where the
+ * producer put them (doc/session-layout.md): a's at its last byte.
  */
 static void put_host_stacks(int dfd)
 {
 	struct dp_stack_frame fr[] = {
-		{0, 0x410}, {0, 0x300}, {0, 0x130}, /* leaf <- a <- main */
+		{0, 0x410}, {0, 0x2ff}, {0, 0x130}, /* leaf <- a <- main */
 		{0, 0x420}, {0, 0x330}, {0, 0x140}, /* leaf <- b <- main */
 	};
 	struct dp_stack st[] = {{3, 0, fr}, {3, DP_STACK_TRUNCATED, fr + 3}};
