@@ -5,9 +5,12 @@ bench_gen_stream_SOURCES = bench/gen-stream.c bench/gen.h
 bench_gen_stream_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 bench_gen_stream_LDADD = lib/libdpcore.a $(ZSTD_LIBS)
 CLEANFILES += bench/gen-stream
-EXTRA_DIST += bench/run.sh bench/measure.py
+EXTRA_DIST += bench/run.sh bench/measure.py bench/callgraph.sh
 
 bench: bench/gen-stream cli/domprof tests/workloads/split tests/workloads/busy
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 		$(SHELL) $(top_srcdir)/bench/run.sh
-.PHONY: bench
+bench-callgraph: cli/domprof tests/workloads/callpaths tests/workloads/callpaths-fp
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(top_srcdir)/bench/callgraph.sh
+.PHONY: bench bench-callgraph
