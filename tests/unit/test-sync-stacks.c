@@ -301,6 +301,52 @@ static void test_unmapped_frames(void **state)
 	assert_own_frames(&s, true);
 }
 
+/*
+ * Each distinct stack is defined once: the same path again refers to the
+ * first definition, another path (or the same frames ending elsewhere) gets
+ * its own; the chain's first pc (the sample's own) is not a second frame.
+ */
+static void test_stack_defined_once(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t via_a[] = {(uint64_t)PERF_CONTEXT_USER, 0x400100, 0x400200, 0x400300};
+	const uint64_t via_b[] = {(uint64_t)PERF_CONTEXT_USER, 0x400100, 0x400280, 0x400300};
+	struct seen s;
+
+	for (int i = 0; i < 5; i++)
+		q_chain(f, PERF_RECORD_MISC_USER, 0x400100, 1000 + (uint64_t)i, 4, via_a, 4);
+	for (int i = 0; i < 3; i++)
+		q_chain(f, PERF_RECORD_MISC_USER, 0x400100, 2000 + (uint64_t)i, 4, via_b, 4);
+	q_chain(f, PERF_RECORD_MISC_USER, 0x400104, 3000, 4, via_a, 4);
+	flush_scan(f, &s);
+	assert_int_equal(s.samples, 9);
+	assert_int_equal(s.stacked, 9);
+	assert_int_equal(s.nstacks, 3);
+	assert_int_equal(guestsync__stats(f->g)->stacks, 3);
+	assert_int_equal(s.stacks[0].n, 3);
+	assert_int_equal(s.stacks[0].off[0], 0x100);
+	assert_int_equal(s.stacks[0].off[1], 0x200);
+	assert_int_equal(s.stacks[1].off[1], 0x280);
+	assert_int_equal(s.stacks[2].off[0], 0x104);
+	assert_true(s.stacks[0].id != s.stacks[1].id && s.stacks[1].id != s.stacks[2].id);
+	assert_own_frames(&s, true);
+}
+
+/* A guest sample that claims no known cpumode is still the guest's, in a guest mode. */
+static void test_unknown_cpumode_stays_guest(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t chain[] = {(uint64_t)PERF_CONTEXT_USER, 0x400100, 0x400200};
+	struct seen s;
+
+	q_chain(f, 7 /* no such cpumode */, 0x400100, 1000, 3, chain, 3);
+	flush_scan(f, &s);
+	assert_int_equal(s.samples, 1);
+	assert_int_equal(s.nstacks, 1);
+	assert_true(s.stacks[0].mode[0] == DP_MODE_GUEST_USER);
+	assert_own_frames(&s, true);
+}
+
 /* ---- both machines: the host's VMM and the guest at the same addresses ---------------- */
 
 static void cpu_switch(struct tperf_rec *r, bool out, uint32_t pid, uint32_t tid, uint32_t np_pid,
@@ -421,6 +467,8 @@ int main(void)
 		T(test_absurd_depth_bounded),
 		T(test_guest_marker_cut),
 		T(test_unmapped_frames),
+		T(test_stack_defined_once),
+		T(test_unknown_cpumode_stays_guest),
 		T(test_no_frame_crosses_machines),
 	};
 
