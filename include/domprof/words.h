@@ -85,6 +85,28 @@ enum dp_image_kind {
 #define DP_EVENT_HOST_ONLY  (1u << 3) /* exclude_guest=1 half of a pair */
 #define DP_EVENT_GUEST_ONLY (1u << 4) /* exclude_host=1 half of a pair */
 
+/* DP_CODE_TIMELINE flags */
+#define DP_TIMELINE_SCHED_TP                                                                       \
+	(1u << 0) /* scheduler tracepoints: VCPU_STATE and WAIT_CHARGE follow */
+
+/* DP_CODE_VCPU_STATE states */
+enum dp_vcpu_state {
+	DP_VCPU_RUNNING = 1,  /* on a CPU */
+	DP_VCPU_RUNNABLE = 2, /* runnable, waiting for a CPU */
+	DP_VCPU_UNKNOWN = 3,  /* records were lost: neither is known */
+	DP_VCPU_STATE_MAX,
+};
+
+/* DP_CODE_WAIT_CHARGE: what held the CPU a vCPU waited for */
+enum dp_wait_who {
+	DP_WHO_TASK = 1,    /* a task: who_domain (0 the host), who_tgid, who_tid */
+	DP_WHO_HARDIRQ = 2, /* interrupt handlers on that CPU */
+	DP_WHO_SOFTIRQ = 3, /* softirqs on that CPU */
+	DP_WHO_IDLE = 4,    /* nothing ran there: the wakeup's way to the CPU (IPI, migration) */
+	DP_WHO_UNKNOWN = 5, /* records were lost during the wait: never charged to a task */
+	DP_WHO_MAX,
+};
+
 /* DP_CODE_DROPPED reasons */
 enum dp_drop_reason {
 	DP_DROP_NO_TASK = 1,	   /* sample of a task with no known process */

@@ -172,6 +172,9 @@ EMIT(agent_gap, W(23, 0), W(23, 1), W(23, 2), W(23, 3), W(23, 4))
 EMIT(agent_assist, W(24, 0), W(24, 1), W(24, 2), W(24, 3))
 EMIT(stack_def, W(25, 0), W(25, 1), tail, len)
 EMIT(stack, W(26, 0))
+EMIT(timeline, W(27, 0), W(27, 1))
+EMIT(vcpu_state, W(28, 0), W(28, 1), W(28, 2), W(28, 3), W(28, 4), W(28, 5), W(28, 6))
+EMIT(wait_charge, W(29, 0), W(29, 1), W(29, 2), W(29, 3), W(29, 4), W(29, 5), W(29, 6), W(29, 7))
 
 /* One per code: its fixed words, and its string's length or its trailing words' count. */
 static const struct {
@@ -207,6 +210,9 @@ static const struct {
 	{__LINE__, DP_CODE_AGENT_ASSIST, 4, 0, emit_agent_assist},
 	{__LINE__, DP_CODE_STACK_DEF, 2, 3 * 5, emit_stack_def},
 	{__LINE__, DP_CODE_STACK, 1, 0, emit_stack},
+	{__LINE__, DP_CODE_TIMELINE, 2, 0, emit_timeline},
+	{__LINE__, DP_CODE_VCPU_STATE, 7, 0, emit_vcpu_state},
+	{__LINE__, DP_CODE_WAIT_CHARGE, 8, 0, emit_wait_charge},
 };
 
 /* The typed decoder of code, through the table; its struct's size in *size. */
