@@ -120,9 +120,10 @@ test_report_() {
 test_expect_success() {
 	test_count=$((test_count + 1))
 	say "--- $1"
-	rc=0
-	(eval "$2") >"$TEST_DIR/.out.$test_count" 2>&1 || rc=$?
-	test_report_ "$rc" "$1" "$TEST_DIR/.out.$test_count" 60
+	# Not "rc": the tests keep their commands' status in it between tests.
+	test_rc_=0
+	(eval "$2") >"$TEST_DIR/.out.$test_count" 2>&1 || test_rc_=$?
+	test_report_ "$test_rc_" "$1" "$TEST_DIR/.out.$test_count" 60
 }
 
 test_expect_failure_exit() {
@@ -131,12 +132,13 @@ test_expect_failure_exit() {
 	test_count=$((test_count + 1))
 	say "--- $1"
 	(eval "$2") >"$TEST_DIR/.out.$test_count" 2>"$TEST_DIR/.err.$test_count"
-	rc=$?
-	ok=1
-	if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -qE -- "$3" "$TEST_DIR/.err.$test_count"; then
-		ok=0
+	test_rc_=$?
+	test_ok_=1
+	if [ $test_rc_ -ne 0 ] && [ $test_rc_ -lt 128 ] &&
+		grep -qE -- "$3" "$TEST_DIR/.err.$test_count"; then
+		test_ok_=0
 	fi
-	test_report_ "$ok" "$1" "$TEST_DIR/.err.$test_count" 30 "exit $rc"
+	test_report_ "$test_ok_" "$1" "$TEST_DIR/.err.$test_count" 30 "exit $test_rc_"
 }
 
 test_skip() {
