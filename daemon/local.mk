@@ -10,7 +10,8 @@ daemon_libdpdaemon_a_SOURCES = \
 	daemon/mangle.h \
 	daemon/meta.c \
 	daemon/sfile.c \
-	daemon/stacks.c
+	daemon/stacks.c \
+	daemon/timeline.c
 
 noinst_PROGRAMS += daemon/bench-ingest
 daemon_bench_ingest_SOURCES = daemon/bench-ingest.c
