@@ -163,7 +163,8 @@ static int64_t guest_slot(const struct daemon *d, uint64_t id)
  */
 static bool span_ok(const struct daemon *d, uint64_t start, uint64_t ns)
 {
-	if (!d->have_session || start < d->start_ns || ns > DAEMON_TL_MAX_SLICE_NS)
+	if (!d->have_session || start < d->start_ns || ns > DAEMON_TL_MAX_SLICE_NS ||
+	    start + ns < start)
 		return false;
 	return !d->complete || start + ns <= d->end_ns;
 }
