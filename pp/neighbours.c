@@ -28,8 +28,8 @@
 #define NB_META_MAX    ((size_t)1 << 30)
 #define WHO_OTHER      UINT32_MAX
 
-/* What an event's samples are, for the timeline. */
-enum ev_role { EV_NONE, EV_CPU, EV_CYCLES, EV_INSTR };
+/* What an event's samples are, for the timeline: bits, cycles may be the CPU event too. */
+enum ev_role { EV_CPU = 1, EV_CYCLES = 2, EV_INSTR = 4 };
 
 struct tl_who {
 	char kind[16];
@@ -74,8 +74,8 @@ struct tl_file {
 
 struct nb_load {
 	struct neighbours *n;
-	enum ev_role role[DP_MAX_EVENTS]; /* by meta/events index */
-	struct tl_file *files;		  /* by s->doms index */
+	unsigned role[DP_MAX_EVENTS]; /* enum ev_role bits, by meta/events index */
+	struct tl_file *files;	      /* by s->doms index */
 };
 
 static void tl_file__free(struct tl_file *t)
@@ -205,11 +205,11 @@ static int tl_line(struct nb_load *L, struct tl_file *t, char *line)
 	if (!strcmp(f[0], "s") && n == 4) {
 		if (v[1] >= DP_MAX_EVENTS)
 			return 0;
-		if (L->role[v[1]] == EV_CPU)
+		if (L->role[v[1]] & EV_CPU)
 			t->cpu[v[0]] += v[2];
-		else if (L->role[v[1]] == EV_CYCLES)
+		if (L->role[v[1]] & EV_CYCLES)
 			t->cycles[v[0]] += v[2];
-		else if (L->role[v[1]] == EV_INSTR)
+		if (L->role[v[1]] & EV_INSTR)
 			t->instr[v[0]] += v[2];
 		return 1;
 	}
@@ -231,7 +231,7 @@ static int tl_line(struct nb_load *L, struct tl_file *t, char *line)
 	if (!strcmp(f[0], "p") && n == 5) {
 		if (v[1] > UINT32_MAX || v[2] >= DP_MAX_EVENTS)
 			return 0;
-		if (L->role[v[2]] != EV_CPU)
+		if (!(L->role[v[2]] & EV_CPU))
 			return 1;
 		if (dp_ensure(t->pts, t->cappts, t->npts + 1) < 0)
 			return -ENOMEM;
@@ -593,11 +593,11 @@ static void event_roles(struct nb_load *L)
 			continue;
 		if (e == first || ((e->flags & DP_EVENT_GUEST_ONLY) &&
 				   !strncmp(e->name, first->name, fl) && e->name[fl] == ':'))
-			L->role[e->index] = EV_CPU;
-		else if (e->type == 0 && e->config == 0) /* PERF_COUNT_HW_CPU_CYCLES */
-			L->role[e->index] = EV_CYCLES;
-		else if (e->type == 0 && e->config == 1) /* PERF_COUNT_HW_INSTRUCTIONS */
-			L->role[e->index] = EV_INSTR;
+			L->role[e->index] |= EV_CPU;
+		if (e->type == 0 && e->config == 0) /* PERF_TYPE_HARDWARE, CPU_CYCLES */
+			L->role[e->index] |= EV_CYCLES;
+		else if (e->type == 0 && e->config == 1) /* INSTRUCTIONS */
+			L->role[e->index] |= EV_INSTR;
 	}
 }
 

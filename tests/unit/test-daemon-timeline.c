@@ -335,6 +335,40 @@ static void test_antagonists_bounded(void **state_)
 	assert_int_equal(stat_of(f, "timeline_charges_other"), 8);
 }
 
+/* Fed a few words at a time, the daemon writes the same timeline as fed whole. */
+static void test_pieces_same_file(void **state_)
+{
+	struct fx *f = *state_;
+	char *whole, *pieces;
+	struct daemon *d;
+
+	timeline(&f->b, DP_TIMELINE_SCHED_TP);
+	for (unsigned i = 0; i < 30; i++) {
+		assert_int_equal(dp_emit__time(&f->b, T0 + i * 37 * MS), 0);
+		assert_int_equal(dp_emit__task_switch(&f->b, 700 + i % 3, 700 + i % 3, 1), 0);
+		assert_int_equal(dp_emit__image_switch(&f->b, 1, DP_MODE_HOST_USER), 0);
+		twords__samples(&f->b, 0x10, 0, 1 + i % 4, false);
+		state(&f->b, 1, 0, 501, T0 + i * 37 * MS, 37 * MS,
+		      i % 2 ? DP_VCPU_RUNNABLE : DP_VCPU_RUNNING, 0);
+		if (i % 2)
+			charge(&f->b, 1, 501, T0 + i * 37 * MS, 37 * MS, DP_WHO_TASK, 0,
+			       700 + i % 3, 700);
+	}
+	run(f);
+	whole = read_text(f, "meta/timeline");
+	free(read_text(f, "domains/vm1/meta/timeline"));
+	assert_int_equal(unlinkat(f->sfd, "meta/timeline", 0), 0);
+	assert_int_equal(daemon__new(f->sfd, 0, &d), 0);
+	for (size_t i = 0; i < f->b.n; i += 3)
+		assert_int_equal(daemon__feed(d, f->b.w + i, f->b.n - i < 3 ? f->b.n - i : 3), 0);
+	daemon__free(d);
+	pieces = read_text(f, "meta/timeline");
+	assert_string_equal(pieces, whole);
+	assert_true(count_prefix(whole, "s\t") > 5);
+	free(whole);
+	free(pieces);
+}
+
 /* A session without TIMELINE has no timeline file and no timeline stats. */
 static void test_no_timeline(void **state_)
 {
@@ -353,6 +387,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_samples_per_bucket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_antagonists_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pieces_same_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_timeline, setup, teardown),
 	};
 
