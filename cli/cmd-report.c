@@ -4,7 +4,9 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -16,7 +18,9 @@ static void report_usage(FILE *f)
 	fprintf(f,
 		"usage: domprof report [--session-dir DIR] [--symbols] [--domain NAME]\n"
 		"                      [--format text|csv|json|folded] [--event NAME]\n"
-		"                      [--table all|domains] [--callgraph] [--no-prefix]\n\n"
+		"                      [--table all|domains] [--callgraph] [--no-prefix]\n"
+		"       domprof report --neighbours [--session-dir DIR] [--domain NAME]\n"
+		"                      [--from S] [--to S] [--format text|csv|json]\n\n"
 		"Print where the samples of a session went: first a table per domain (guest\n"
 		"kernel, guest user, VMM overhead, vCPU wait), then per domain, mode and image,\n"
 		"and with --symbols per symbol.\n\n"
@@ -35,10 +39,53 @@ static void report_usage(FILE *f)
 		"                      inclusive samples (opreport -c); needs a session\n"
 		"                      recorded with --callgraph\n"
 		"  --no-prefix         folded stacks without the \"domain;comm;\" prefix\n"
+		"  --neighbours        noisy neighbours: per domain with vCPU threads, its vCPU\n"
+		"                      wait over time and who caused it, ranked by wait caused\n"
+		"                      and by correlation (doc/neighbours.md); --domain picks\n"
+		"                      one victim\n"
+		"  --from S, --to S    with --neighbours: the window, seconds into the session\n"
 		"  --debuginfo-path P  where to look for separate debuginfo\n"
 		"                      (default \":.debug:/usr/lib/debug\")\n"
 		"  -h, --help          show this help\n",
 		DP_SESSION_DEFAULT_DIR);
+}
+
+static int parse_secs(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || end == s || *end || *out != *out ? -EINVAL : 0;
+}
+
+static int report_neighbours(const struct report_opts *opts, struct neighbours_opts *nopts,
+			     enum report_format fmt, bool other)
+{
+	struct neighbours *n = NULL;
+	char err[1024] = "";
+	int ret;
+
+	if (other || fmt == REPORT_FOLDED) {
+		fprintf(stderr,
+			"domprof report: --neighbours takes --session-dir, --domain, --from, "
+			"--to and --format text, csv or json only\n");
+		return 2;
+	}
+	nopts->session_dir = opts->session_dir;
+	nopts->domain = opts->domain;
+	ret = neighbours__load(nopts, &n, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "domprof report: %s\n", *err ? err : strerror(-ret));
+		return 1;
+	}
+	ret = neighbours__write(n, fmt, stdout);
+	neighbours__free(n);
+	if (ret) {
+		fprintf(stderr, "domprof report: writing the report: %s\n", strerror(-ret));
+		return 1;
+	}
+	return 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -51,6 +98,9 @@ int cmd_report(int argc, char **argv)
 		OPT_DEBUGINFO,
 		OPT_TABLE,
 		OPT_NO_PREFIX,
+		OPT_NEIGHBOURS,
+		OPT_FROM,
+		OPT_TO,
 	};
 	static const struct option longopts[] = {
 		{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
@@ -62,11 +112,16 @@ int cmd_report(int argc, char **argv)
 		{"table", required_argument, NULL, OPT_TABLE},
 		{"callgraph", no_argument, NULL, 'c'},
 		{"no-prefix", no_argument, NULL, OPT_NO_PREFIX},
+		{"neighbours", no_argument, NULL, OPT_NEIGHBOURS},
+		{"from", required_argument, NULL, OPT_FROM},
+		{"to", required_argument, NULL, OPT_TO},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct report_opts opts = {.session_dir = DP_SESSION_DEFAULT_DIR};
 	enum report_format fmt = REPORT_TEXT;
+	struct neighbours_opts nopts = {0};
+	bool neighbours = false, other = false;
 	struct report *r = NULL;
 	char err[1024] = "";
 	int c, ret;
@@ -79,6 +134,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'l':
 			opts.symbols = true;
+			other = true;
 			break;
 		case OPT_DOMAIN:
 			opts.domain = optarg;
@@ -94,6 +150,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_EVENT:
 			opts.event = optarg;
+			other = true;
 			break;
 		case OPT_DEBUGINFO:
 			opts.debuginfo_path = optarg;
@@ -108,9 +165,23 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'c':
 			opts.callgraph = true;
+			other = true;
 			break;
 		case OPT_NO_PREFIX:
 			opts.no_prefix = true;
+			break;
+		case OPT_NEIGHBOURS:
+			neighbours = true;
+			break;
+		case OPT_FROM:
+		case OPT_TO:
+			if (parse_secs(optarg, c == OPT_FROM ? &nopts.from_s : &nopts.to_s)) {
+				fprintf(stderr,
+					"domprof report: --%s: not a number of seconds: '%s'\n",
+					c == OPT_FROM ? "from" : "to", optarg);
+				return 2;
+			}
+			*(c == OPT_FROM ? &nopts.has_from : &nopts.has_to) = true;
 			break;
 		case 'h':
 			report_usage(stdout);
@@ -123,6 +194,13 @@ int cmd_report(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "domprof report: unexpected argument '%s'\n", argv[optind]);
 		report_usage(stderr);
+		return 2;
+	}
+	if (neighbours)
+		return report_neighbours(&opts, &nopts, fmt,
+					 other || opts.table != REPORT_TABLE_ALL);
+	if (nopts.has_from || nopts.has_to) {
+		fprintf(stderr, "domprof report: --from and --to are for --neighbours\n");
 		return 2;
 	}
 	/* Folded output is of call stacks: reading them is implied. */

@@ -102,6 +102,20 @@ void daemon__invalidate(struct daemon *d)
 	memset(d->t.cur, 0, sizeof(d->t.cur));
 }
 
+void daemon__count_samples(struct daemon *d)
+{
+	for (unsigned e = 0; e < d->t.nsamp_max; e++) {
+		uint64_t n = d->t.nsamp[e];
+
+		if (!n)
+			continue;
+		d->t.nsamp[e] = 0;
+		d->stats.samples += n;
+		if (d->tl)
+			timeline__samples(d, e, n);
+	}
+}
+
 static bool fatal_error(int err)
 {
 	return err == -ENOSPC || err == -EDQUOT || err == -EIO || err == -EROFS;
@@ -137,7 +151,8 @@ static void sample_slow(struct daemon *d, uint64_t offset, uint32_t event)
 		}
 		d->t.cur[event] = sf;
 	}
-	sfile__add(d, sf, offset);
+	if (sfile__add(d, sf, offset) == 0)
+		d->t.nsamp[event]++;
 	dstacks__sample(d, event);
 }
 
@@ -166,7 +181,7 @@ int daemon__process(struct daemon *d, const uint64_t *w, size_t n, size_t *consu
 					int e = odb__add(sf->db, off, 1);
 
 					if (likely(e == 0))
-						d->stats.samples++;
+						d->t.nsamp[ev]++;
 					else
 						daemon__write_error(d, e);
 				} else {
@@ -188,10 +203,13 @@ int daemon__process(struct daemon *d, const uint64_t *w, size_t n, size_t *consu
 			sample_slow(d, it.offset, it.event);
 			continue;
 		}
+		/* A record may change the context the samples so far were counted in. */
+		daemon__count_samples(d);
 		r = daemon__handle(d, &it);
 		if (r < 0)
 			break;
 	}
+	daemon__count_samples(d);
 	*consumed = pos;
 	d->t.pos += pos;
 	return r < 0 ? r : d->fatal;
@@ -278,6 +296,7 @@ void daemon__free(struct daemon *d)
 		return;
 	daemon__sync(d);
 	sfile__free_all(d);
+	timeline__free(d);
 	daemon__free_tables(d);
 	dp_words__fini(&d->carry);
 	free(d);

@@ -170,7 +170,7 @@ static int handle_domain_def(struct daemon *d, const struct dp_item *it)
 	return 0;
 }
 
-static struct domain *domain_by_id(const struct daemon *d, uint64_t id)
+struct domain *daemon__domain_by_id(const struct daemon *d, uint64_t id)
 {
 	for (size_t i = 0; i < d->ndomains; i++)
 		if (d->domains[i].id == id)
@@ -187,7 +187,7 @@ static int handle_domain_switch(struct daemon *d, const struct dp_item *it)
 	if (dp_rec__decode_domain_switch(it, &r) < 0)
 		return -EBADMSG;
 	if (r.domain != DP_DOMAIN_HOST) {
-		dom = domain_by_id(d, r.domain);
+		dom = daemon__domain_by_id(d, r.domain);
 		if (!dom)
 			return -EBADMSG;
 		slot = dom->slot + 1;
@@ -386,6 +386,8 @@ static int handle_event_def(struct daemon *d, const struct dp_item *it)
 	ev->um = r.um;
 	ev->flags = r.flags;
 	ev->defined = true;
+	if (r.event >= d->t.nsamp_max)
+		d->t.nsamp_max = (unsigned)r.event + 1;
 	d->dirty_events = true;
 	return 0;
 }
@@ -489,6 +491,21 @@ static bool task_has_key(const struct dp_hnode *node, const void *key)
 	const struct task_key *k = key;
 
 	return t->domain_slot == k->slot && t->tgid == k->tgid && t->tid == k->tid;
+}
+
+const char *daemon__task_comm(const struct daemon *d, uint32_t slot, uint32_t tgid, uint32_t tid,
+			      size_t *len)
+{
+	struct task_key key = {slot, tgid, tid};
+	struct dp_hnode *node =
+		dp_hashmap__find(&d->tasks, task_hash(slot, tgid, tid), task_has_key, &key);
+	const struct task *t;
+
+	if (!node)
+		return NULL;
+	t = dp_hnode_entry(node, const struct task, node);
+	*len = t->len;
+	return t->comm;
 }
 
 static int handle_comm(struct daemon *d, const struct dp_item *it)
@@ -599,7 +616,7 @@ static struct dommeta *dommeta_of(const struct daemon *d, uint64_t id)
 
 	if (id == DP_DOMAIN_HOST)
 		return NULL;
-	dom = domain_by_id(d, id);
+	dom = daemon__domain_by_id(d, id);
 	return dom ? d->domains[dom->slot].meta : NULL;
 }
 
@@ -747,6 +764,9 @@ static int handle_vcpu_wait(struct daemon *d, const struct dp_item *it)
 		m->nwaits++;
 	}
 	w = &m->waits[lo];
+	if (d->tl)
+		timeline__schedstat(d, daemon__domain_by_id(d, r.domain)->slot + 1,
+				    (uint32_t)r.vcpu, r.ns, r.wait_ns, r.run_ns);
 	w->wait_ns = dp_sat_add(w->wait_ns, r.wait_ns);
 	w->run_ns = dp_sat_add(w->run_ns, r.run_ns);
 	m->dirty_wait = true;
@@ -891,6 +911,9 @@ static const handler_fn handlers[DP_CODE_MAX] = {
 	[DP_CODE_AGENT_ASSIST] = handle_agent_assist,
 	[DP_CODE_STACK_DEF] = dstacks__def,
 	[DP_CODE_STACK] = dstacks__ref,
+	[DP_CODE_TIMELINE] = timeline__def,
+	[DP_CODE_VCPU_STATE] = timeline__vcpu_state,
+	[DP_CODE_WAIT_CHARGE] = timeline__wait_charge,
 };
 
 int daemon__handle(struct daemon *d, const struct dp_item *it)

@@ -41,6 +41,16 @@
 #define DAEMON_MAX_STACK_FRAMES (1u << 24)
 #define DAEMON_MAX_STACK_COUNTS (1u << 24)
 #define DAEMON_STACK_FLAGS	(DP_STACK_TRUNCATED | DP_STACK_UNWIND_FAILED | DP_STACK_LEAF_ONLY)
+/*
+ * The timeline (TIMELINE): buckets per directory (7.3 h at 100 ms), antagonists
+ * per bucket and in all (past them a charge goes to "other"), processes per
+ * directory with their own series, and the longest slice a record may claim.
+ */
+#define DAEMON_TL_MAX_BUCKETS	 (1u << 18)
+#define DAEMON_TL_MAX_WHO_BUCKET 32
+#define DAEMON_TL_MAX_WHO	 65536
+#define DAEMON_TL_MAX_PROCS	 4096
+#define DAEMON_TL_MAX_SLICE_NS	 (86400ull * 1000000000ull)
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -248,6 +258,13 @@ struct transient {
 	/* The next sample's call stack (STACK), NULL none: it takes the slow path. */
 	const struct dstack *stack;
 	uint64_t pos; /* words consumed from the stream so far */
+	/*
+	 * Samples written in this context and not yet counted, per event: the
+	 * fast path only increments, and daemon__count_samples() adds them to
+	 * the stats (and the timeline) before the context changes.
+	 */
+	uint64_t nsamp[DP_MAX_EVENTS];
+	unsigned nsamp_max; /* highest defined event + 1 */
 };
 
 struct daemon {
@@ -302,12 +319,21 @@ struct daemon {
 
 	bool dirty_session, dirty_events, dirty_images, dirty_kallsyms, dirty_tasks, dirty_stacks;
 	bool dirty_domains; /* some dommeta has a dirty flag */
+
+	struct timeline *tl; /* NULL until a TIMELINE record */
 };
+
+struct dp_strbuf;
 
 /* handlers.c: one record; -EBADMSG for a bad record (the caller counts), other -errno fatal. */
 int daemon__handle(struct daemon *d, const struct dp_item *it);
 struct image *daemon__image(const struct daemon *d, uint64_t id);
 void daemon__free_tables(struct daemon *d);
+/* The domain of a DOMAIN_DEF id, NULL when none. */
+struct domain *daemon__domain_by_id(const struct daemon *d, uint64_t id);
+/* The comm of task (slot, tgid, tid), NULL when unknown. */
+const char *daemon__task_comm(const struct daemon *d, uint32_t slot, uint32_t tgid, uint32_t tid,
+			      size_t *len);
 
 /* stacks.c: STACK_DEF and STACK (handlers' contract), the sample a STACK marked, the files. */
 struct dstack;
@@ -319,8 +345,26 @@ void dstacks__sample(struct daemon *d, uint32_t event);
 int dstacks__write(struct daemon *d);
 void dstacks__free(struct daemon *d);
 
+/* timeline.c: TIMELINE, VCPU_STATE, WAIT_CHARGE (handlers' contract) and the files. */
+struct timeline;
+int timeline__def(struct daemon *d, const struct dp_item *it);
+int timeline__vcpu_state(struct daemon *d, const struct dp_item *it);
+int timeline__wait_charge(struct daemon *d, const struct dp_item *it);
+/* n samples of event in the current context (slot, task, time). */
+void timeline__samples(struct daemon *d, uint32_t event, uint64_t n);
+/* A VCPU_WAIT delta of the directory slot (schedstat fallback), at time ns. */
+void timeline__schedstat(struct daemon *d, uint32_t slot, uint32_t vcpu, uint64_t ns,
+			 uint64_t wait_ns, uint64_t run_ns);
+/* Each directory's meta/timeline, when it changed. The first error. */
+int timeline__write(struct daemon *d);
+/* Its keys in meta/stats. */
+void timeline__stats(const struct daemon *d, struct dp_strbuf *b);
+void timeline__free(struct daemon *d);
+
 /* daemon.c */
 void daemon__invalidate(struct daemon *d);
+/* Count the samples of the context so far (d->t.nsamp) before it changes. */
+void daemon__count_samples(struct daemon *d);
 void daemon__write_error(struct daemon *d, int err);
 
 /* bidstore.c */
@@ -334,7 +378,8 @@ void bidstore__free(struct daemon *d, struct bidstore *s);
 
 /* sfile.c */
 struct sfile *sfile__lookup(struct daemon *d, uint32_t event);
-void sfile__add(struct daemon *d, struct sfile *sf, uint64_t key);
+/* Count one at key; 0, or the error already counted as a write error. */
+int sfile__add(struct daemon *d, struct sfile *sf, uint64_t key);
 void sfile__free_all(struct daemon *d);
 int sfile__image_relpath(const struct daemon *d, const struct image *im, char *out, size_t cap);
 
@@ -343,5 +388,10 @@ int dmeta__write_session(struct daemon *d);
 int dmeta__write_all(struct daemon *d);
 const char *daemon__domain_name(const struct daemon *d, uint32_t slot);
 const char *daemon__domain_dir(const struct daemon *d, uint32_t slot);
+/* One %XX-escaped field (doc/session-layout.md). */
+void dmeta__field(struct dp_strbuf *b, const char *s, size_t len);
+/* Write b as the slot's meta file name (the host's meta/, or its domain's); b is released. */
+int dmeta__write_slot_file(struct daemon *d, uint32_t slot, const char *name, struct dp_strbuf *b);
+bool dmeta__slot_is_canonical(const struct daemon *d, uint32_t slot);
 
 #endif

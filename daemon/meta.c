@@ -40,7 +40,7 @@ static void sb_hex(struct dp_strbuf *b, uint64_t v, int width, char sep)
 }
 
 /* One escaped field (doc: bytes < 0x20, 0x7f, '%', tab and newline as %XX). */
-static void sb_field(struct dp_strbuf *b, const char *s, size_t len)
+void dmeta__field(struct dp_strbuf *b, const char *s, size_t len)
 {
 	int n;
 
@@ -120,7 +120,7 @@ static int write_events(struct daemon *d)
 		if (!ev->defined)
 			continue;
 		dp_strbuf__addf(&b, "%u\t", i);
-		sb_field(&b, ev->fname, ev->flen);
+		dmeta__field(&b, ev->fname, ev->flen);
 		dp_strbuf__addf(&b,
 				"\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
 				"\t%" PRIu64 "\n",
@@ -153,6 +153,7 @@ static int write_stats(struct daemon *d)
 	if (s->stack_samples_dropped)
 		dp_strbuf__addf(&b, "stack_samples_dropped=%" PRIu64 "\n",
 				s->stack_samples_dropped);
+	timeline__stats(d, &b);
 	/* Which codes the bad records had: the first thing to look at when they appear. */
 	for (unsigned c = 0; c < DP_CODE_MAX; c++)
 		if (d->bad_by_code[c])
@@ -186,10 +187,10 @@ static int write_images(struct daemon *d)
 		const struct image *im = s->image;
 		const char *dom = daemon__domain_name(d, s->domain_slot);
 
-		sb_field(&b, dom, strlen(dom));
+		dmeta__field(&b, dom, strlen(dom));
 		dp_strbuf__addf(&b, "\t%s\t%s\t", dp_mode__name((enum dp_mode)s->mode),
 				dp_image_kind__name(im->kind));
-		sb_field(&b, s->relpath, strlen(s->relpath));
+		dmeta__field(&b, s->relpath, strlen(s->relpath));
 		dp_strbuf__addf(&b, "\t");
 		if (!im->bid_len)
 			dp_strbuf__addf(&b, "-");
@@ -197,7 +198,7 @@ static int write_images(struct daemon *d)
 			dp_strbuf__addf(&b, "%02x", im->bid[i]);
 		dp_strbuf__addf(&b, "\t%" PRIu64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t", im->mtime,
 				im->start, im->end);
-		sb_field(&b, im->name, im->len);
+		dmeta__field(&b, im->name, im->len);
 		dp_strbuf__addf(&b, "\n");
 	}
 	r = sb_write(&b, d->dirfd, "meta/images");
@@ -235,7 +236,7 @@ static int domain_meta_path(struct daemon *d, uint32_t slot, const char *name, c
 }
 
 /* meta file name of the slot's tree from b; b is released either way. */
-static int write_slot_file(struct daemon *d, uint32_t slot, const char *name, struct dp_strbuf *b)
+int dmeta__write_slot_file(struct daemon *d, uint32_t slot, const char *name, struct dp_strbuf *b)
 {
 	char path[512];
 	int r = domain_meta_path(d, slot, name, path, sizeof(path));
@@ -251,14 +252,14 @@ static int write_slot_file(struct daemon *d, uint32_t slot, const char *name, st
 static bool put_slot_file(struct daemon *d, uint32_t slot, const char *name, struct dp_strbuf *b,
 			  int *err)
 {
-	int r = write_slot_file(d, slot, name, b);
+	int r = dmeta__write_slot_file(d, slot, name, b);
 
 	if (r < 0 && !*err)
 		*err = r;
 	return r == 0;
 }
 
-static bool slot_is_canonical(const struct daemon *d, uint32_t slot)
+bool dmeta__slot_is_canonical(const struct daemon *d, uint32_t slot)
 {
 	return slot == 0 || d->domains[slot - 1].slot == slot - 1;
 }
@@ -277,7 +278,7 @@ static int write_slots(struct daemon *d, const char *name, slot_fill_fn fill, vo
 	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
 		struct dp_strbuf b = DP_STRBUF_INIT;
 
-		if (!slot_is_canonical(d, slot))
+		if (!dmeta__slot_is_canonical(d, slot))
 			continue;
 		if (fill(d, slot, &b, arg) || slot == 0)
 			put_slot_file(d, slot, name, &b, &err);
@@ -302,7 +303,7 @@ static bool fill_kallsyms(const struct daemon *d, uint32_t slot, struct dp_strbu
 		sb_hex(b, k->size, 1, '\t');
 		dp_strbuf__addch(b, (char)k->type);
 		dp_strbuf__addch(b, '\t');
-		sb_field(b, k->name, k->len);
+		dmeta__field(b, k->name, k->len);
 		dp_strbuf__addch(b, '\n');
 		any = true;
 	}
@@ -312,7 +313,7 @@ static bool fill_kallsyms(const struct daemon *d, uint32_t slot, struct dp_strbu
 		if (k->domain_slot != slot)
 			continue;
 		dp_strbuf__addf(b, "module\t");
-		sb_field(b, k->name, k->len);
+		dmeta__field(b, k->name, k->len);
 		dp_strbuf__addf(b, "\t%016" PRIx64 "\t%" PRIx64 "\n", k->start, k->size);
 		any = true;
 	}
@@ -374,7 +375,7 @@ static bool fill_tasks(const struct daemon *d, uint32_t slot, struct dp_strbuf *
 		const struct task *t = c->sorted[c->i];
 
 		dp_strbuf__addf(b, "%" PRIu32 "\t%" PRIu32 "\t", t->tgid, t->tid);
-		sb_field(b, t->comm, t->len);
+		dmeta__field(b, t->comm, t->len);
 		dp_strbuf__addf(b, "\n");
 		any = true;
 	}
@@ -427,7 +428,7 @@ static void format_domain(const struct daemon *d, uint32_t idx, struct dp_strbuf
 		passive |= flags & DP_DOMAIN_PASSIVE;
 	}
 	dp_strbuf__addf(b, "name=");
-	sb_field(b, dom->name, dom->len);
+	dmeta__field(b, dom->name, dom->len);
 	if (dom->uuid_hi || dom->uuid_lo)
 		dp_strbuf__addf(b,
 				"\nuuid=%08" PRIx64 "-%04" PRIx64 "-%04" PRIx64 "-%04" PRIx64
@@ -460,7 +461,7 @@ static void format_agent(const struct agentmeta *g, struct dp_strbuf *b)
 	dp_strbuf__addf(b, "incarnations=%" PRIu64 "\n", g->incarnations);
 	if (g->have_hello) {
 		dp_strbuf__addf(b, "kernel_release=");
-		sb_field(b, g->release, g->release_len);
+		dmeta__field(b, g->release, g->release_len);
 		dp_strbuf__addf(b, "\nkernel_build_id=");
 		if (!g->bid_len)
 			dp_strbuf__addf(b, "-");
@@ -511,7 +512,7 @@ static int write_domains(struct daemon *d)
 				dp_strbuf__addf(&b, "%" PRIu32 "\t%" PRIu32 "\t%s\t%" PRId32 "\t",
 						t->pid, t->tid, dp_thread_role__name(t->role),
 						t->vcpu);
-				sb_field(&b, t->comm, t->len);
+				dmeta__field(&b, t->comm, t->len);
 				dp_strbuf__addf(&b, "\n");
 			}
 			if (put_slot_file(d, i + 1, "threads", &b, &err))
@@ -562,6 +563,8 @@ int dmeta__write_all(struct daemon *d)
 		KEEP_FIRST(write_domains(d));
 	if (d->dirty_stacks)
 		KEEP_FIRST(dstacks__write(d));
+	if (d->tl)
+		KEEP_FIRST(timeline__write(d));
 	KEEP_FIRST(write_stats(d));
 #undef KEEP_FIRST
 	return err;

@@ -96,7 +96,7 @@ static int sfile_open(struct daemon *d, struct sfile *sf)
 	return 0;
 }
 
-void sfile__add(struct daemon *d, struct sfile *sf, uint64_t key)
+int sfile__add(struct daemon *d, struct sfile *sf, uint64_t key)
 {
 	int r = 0;
 
@@ -104,10 +104,9 @@ void sfile__add(struct daemon *d, struct sfile *sf, uint64_t key)
 		r = sfile_open(d, sf);
 	if (r == 0)
 		r = odb__add(sf->db, key, 1);
-	if (r == 0)
-		d->stats.samples++;
-	else
+	if (r)
 		daemon__write_error(d, r);
+	return r;
 }
 
 static void image_view(const struct daemon *d, const struct image *im, struct mangle_image *mi)

@@ -151,6 +151,7 @@ struct pp_session {
 struct pp_filter {
 	const char *domain; /* NULL: all */
 	const char *event;  /* NULL: all */
+	bool meta_only;	    /* the domains and their meta/ files, no sample files */
 };
 
 /*

@@ -32,7 +32,7 @@ void report_cell__write_number(FILE *f, const struct report_cell *c)
 {
 	if (c->kind == CELL_U64 || c->kind == CELL_NS)
 		fprintf(f, "%" PRIu64, c->u);
-	else if (c->kind == CELL_PERCENT)
+	else if (c->kind == CELL_PERCENT || c->kind == CELL_REAL)
 		fprintf(f, "%.4f", c->d);
 }
 

@@ -12,8 +12,9 @@
 #include "pp/callgraph.h"
 
 #include "report-model.h"
+#include "pp/neighbours.h"
 
-static void csv__field(FILE *f, const char *s)
+void report_csv__field(FILE *f, const char *s)
 {
 	bool quote = false;
 
@@ -39,12 +40,12 @@ static void csv__cell(FILE *f, const struct report_cell *c)
 	if (c->null)
 		return;
 	if (c->kind == CELL_STR)
-		csv__field(f, c->s ? c->s : "");
+		report_csv__field(f, c->s ? c->s : "");
 	else
 		report_cell__write_number(f, c);
 }
 
-static void csv__table(const struct report *r, const struct report_tbl *t, const void *rows,
+void report_csv__table(const struct report *r, const struct report_tbl *t, const void *rows,
 		       size_t nrows, FILE *f)
 {
 	bool first = true;
@@ -53,7 +54,7 @@ static void csv__table(const struct report *r, const struct report_tbl *t, const
 		if (!report_col__shown(r, &t->cols[c], COL_CSV, false))
 			continue;
 		fputs(first ? "" : ",", f);
-		csv__field(f, t->cols[c].key);
+		report_csv__field(f, t->cols[c].key);
 		first = false;
 	}
 	fputc('\n', f);
@@ -77,15 +78,15 @@ static void csv__cg_names(const struct report *r, size_t entry, const char *rela
 			  const struct cg_sym *y, unsigned ev, FILE *f)
 {
 	fprintf(f, "%zu,%s,", entry, relation);
-	csv__field(f, y->domain);
+	report_csv__field(f, y->domain);
 	fputc(',', f);
-	csv__field(f, y->mode);
+	report_csv__field(f, y->mode);
 	fputc(',', f);
-	csv__field(f, y->image);
+	report_csv__field(f, y->image);
 	fputc(',', f);
-	csv__field(f, y->symbol);
+	report_csv__field(f, y->symbol);
 	fputc(',', f);
-	csv__field(f, r->s->events[ev].name);
+	report_csv__field(f, r->s->events[ev].name);
 }
 
 /*
@@ -126,10 +127,46 @@ static int report__csv(const struct report *r, FILE *f)
 		return 0;
 	}
 	if (r->table == REPORT_TABLE_DOMAINS)
-		csv__table(r, r->tbl[REPORT_TBL_DOMAINS], r->drows, r->ndrows, f);
+		report_csv__table(r, r->tbl[REPORT_TBL_DOMAINS], r->drows, r->ndrows, f);
 	else
-		csv__table(r, r->tbl[REPORT_TBL_ROWS], r->rows, r->nrows, f);
+		report_csv__table(r, r->tbl[REPORT_TBL_ROWS], r->rows, r->nrows, f);
 	return 0;
 }
 
 const struct report_renderer report_csv = {.name = "csv", .write = report__csv};
+
+/* The neighbour view: one row per (victim, antagonist or candidate), victims in order. */
+int nb_csv__write(const struct neighbours *n, FILE *f)
+{
+	bool header = true;
+
+	for (size_t i = 0; i < n->nvictims; i++) {
+		const struct nb_victim *v = &n->victims[i];
+
+		if (header) {
+			report_csv__table(&n->rep, &nb_tbl_all, v->rows, v->nrows, f);
+			header = false;
+			continue;
+		}
+		/* The header once: the rows of the next victims only. */
+		for (size_t k = 0; k < v->nrows; k++) {
+			bool first = true;
+
+			for (size_t c = 0; c < nb_tbl_all.ncols; c++) {
+				struct report_cell cell = {0};
+
+				if (!report_col__shown(&n->rep, &nb_tbl_all.cols[c], COL_CSV,
+						       false))
+					continue;
+				nb_tbl_all.cols[c].get(&n->rep, &v->rows[k], &cell);
+				fputs(first ? "" : ",", f);
+				csv__cell(f, &cell);
+				first = false;
+			}
+			fputc('\n', f);
+		}
+	}
+	if (header)
+		report_csv__table(&n->rep, &nb_tbl_all, NULL, 0, f);
+	return 0;
+}

@@ -13,6 +13,7 @@
 #include "pp/callgraph.h"
 
 #include "report-model.h"
+#include "pp/neighbours.h"
 
 /* Length of a valid UTF-8 sequence at p, 0 if none (so the byte gets escaped). */
 static size_t utf8__len(const unsigned char *p)
@@ -81,7 +82,7 @@ static void json__cell(const struct report *r, const struct report_col *col, con
 }
 
 /* "NAME":[ROW,...], a row an object per line with the shown columns as members. */
-static void json__table(const struct report *r, const struct report_tbl *t, const void *rows,
+void report_json__table(const struct report *r, const struct report_tbl *t, const void *rows,
 			size_t nrows, FILE *f)
 {
 	report_json__str(f, t->name);
@@ -113,7 +114,7 @@ static void json__table(const struct report *r, const struct report_tbl *t, cons
 
 static void json__domains(const struct report *r, FILE *f)
 {
-	json__table(r, r->tbl[REPORT_TBL_DOMAINS], r->drows, r->ndrows, f);
+	report_json__table(r, r->tbl[REPORT_TBL_DOMAINS], r->drows, r->ndrows, f);
 }
 
 static void json__cg_sym(const struct report *r, const struct cg_sym *y, FILE *f)
@@ -225,7 +226,7 @@ static int report__json(const struct report *r, FILE *f)
 		report_json__str(f, s->notes[i]);
 	}
 	fputs("],", f);
-	json__table(r, r->tbl[REPORT_TBL_ROWS], r->rows, r->nrows, f);
+	report_json__table(r, r->tbl[REPORT_TBL_ROWS], r->rows, r->nrows, f);
 	fputc(',', f);
 	json__domains(r, f);
 	if (r->cg)
@@ -235,3 +236,77 @@ static int report__json(const struct report *r, FILE *f)
 }
 
 const struct report_renderer report_json = {.name = "json", .write = report__json};
+
+/* ---- the neighbour view (doc/neighbours.md "JSON") ---- */
+
+static void nb_json__secs(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%" PRIu64 ".%09" PRIu64, ns / 1000000000, ns % 1000000000);
+}
+
+static void nb_json__victim(const struct neighbours *n, const struct nb_victim *v, FILE *f)
+{
+	unsigned vcpus = v->vcpus ? v->vcpus : 1;
+
+	fputs("{\"domain\":", f);
+	report_json__str(f, v->name);
+	fprintf(f,
+		",\"vcpus\":%u,\"wait_source\":\"%s\",\"wait_ns\":%" PRIu64
+		",\"running_ns\":%" PRIu64 ",\"unknown_ns\":%" PRIu64 ",\"wait_share\":",
+		v->vcpus, v->sched ? "sched" : "schedstat", v->wait_ns, v->running_ns,
+		v->unknown_ns);
+	if (v->has_share)
+		fprintf(f, "%.6f", v->wait_share);
+	else
+		fputs("null", f);
+	fputc(',', f);
+	report_json__table(&n->rep, &nb_tbl_all, v->rows, v->nrows, f);
+	fputs(",\"buckets\":[", f);
+	for (uint64_t i = 0; i < n->nb; i++) {
+		const struct nb_bucket *b = &v->b[i];
+
+		fprintf(f, "%s{\"bucket\":%" PRIu64 ",\"start_s\":", i ? "," : "\n", n->first + i);
+		nb_json__secs(f, (n->first + i) * n->bucket_ns);
+		fprintf(f,
+			",\"wait_ns\":%" PRIu64 ",\"wait_fraction\":%.6f,\"running_ns\":%" PRIu64
+			",\"unknown_ns\":%" PRIu64 ",\"samples\":%" PRIu64,
+			b->wait_ns, (double)b->wait_ns / ((double)n->bucket_ns * vcpus),
+			b->running_ns, b->unknown_ns, b->samples);
+		if (b->cycles && b->instructions)
+			fprintf(f, ",\"cpi\":%.4f", (double)b->cycles / (double)b->instructions);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
+int nb_json__write(const struct neighbours *n, FILE *f)
+{
+	const struct pp_session *s = n->s;
+
+	fputs("{\"session\":", f);
+	report_json__str(f, s->path);
+	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"bucket_ns\":%" PRIu64, s->start_ns, n->bucket_ns);
+	fprintf(f, ",\"sched_tracepoints\":%s,\"timer_mode\":%s,\"window\":{\"from_s\":",
+		n->flags & DP_TIMELINE_SCHED_TP ? "true" : "false",
+		s->timer_mode ? "true" : "false");
+	nb_json__secs(f, n->from_ns);
+	fputs(",\"to_s\":", f);
+	nb_json__secs(f, n->to_ns);
+	fprintf(f, ",\"first_bucket\":%" PRIu64 ",\"buckets\":%" PRIu64 "}", n->first, n->nb);
+	fprintf(f,
+		",\"correlation_min_buckets\":%d,\"resctrl\":{\"available\":false,\"reason\":"
+		"\"not recorded\"},\"notes\":[",
+		NB_MIN_BUCKETS);
+	for (size_t i = 0; i < s->nnotes; i++) {
+		if (i)
+			fputc(',', f);
+		report_json__str(f, s->notes[i]);
+	}
+	fputs("],\"victims\":[", f);
+	for (size_t i = 0; i < n->nvictims; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		nb_json__victim(n, &n->victims[i], f);
+	}
+	fputs("]}\n", f);
+	return 0;
+}

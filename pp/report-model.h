@@ -110,6 +110,7 @@ enum report_cell_kind {
 	CELL_PERCENT, /* d, with 4 decimals in every format */
 	CELL_NS,      /* u nanoseconds: seconds with 3 decimals in text, ns in CSV and JSON */
 	CELL_JSON,    /* written by the column's json hook; no value in text or CSV */
+	CELL_REAL,    /* d, a number that is not a percent (a correlation): 4 decimals */
 };
 
 /* One row's value in one column. */
@@ -174,7 +175,7 @@ bool report_col__shown(const struct report *r, const struct report_col *c, unsig
 
 /*
  * A number cell as CSV and JSON write it: U64 and NS as an integer, PERCENT
- * with 4 decimals; nothing for other kinds.
+ * and REAL with 4 decimals; nothing for other kinds.
  */
 void report_cell__write_number(FILE *f, const struct report_cell *c);
 
@@ -209,6 +210,22 @@ struct resolver {
 void resolver__init(struct report *r, const struct pp_image *im, struct resolver *res);
 /* The symbol covering key, or NULL. */
 const char *resolver__lookup(const struct resolver *res, uint64_t key);
+
+/*
+ * One table of rows in each format, its columns those shown in that format:
+ * text aligned with a header line (pair: a host/guest pair's table), CSV
+ * with its header line, JSON as "NAME":[{...},...]. Used by the neighbour
+ * view (pp/neighbours.h) as by the report.
+ */
+int report_text__table(const struct report *r, const struct report_tbl *t, const void *rows,
+		       size_t nrows, bool pair, FILE *f);
+void report_csv__table(const struct report *r, const struct report_tbl *t, const void *rows,
+		       size_t nrows, FILE *f);
+void report_json__table(const struct report *r, const struct report_tbl *t, const void *rows,
+			size_t nrows, FILE *f);
+/* s as text, control bytes escaped, padded to width; as one CSV field. */
+void report_text__str(FILE *f, const char *s, int width);
+void report_csv__field(FILE *f, const char *s);
 
 /* s as a JSON string: quotes, control bytes and bytes not UTF-8 escaped (pp/report-json.c). */
 void report_json__str(FILE *f, const char *s);

@@ -16,12 +16,13 @@
 #include "domprof/words.h"
 #include "pp/callgraph.h"
 #include "report-model.h"
+#include "pp/neighbours.h"
 
 /* Room for any cell text renders itself: a u64, a percent, seconds. */
 enum { CELL_BUF = 32 };
 
 /* Text output: control bytes of hostile names cannot move the cursor. */
-static void text__str(FILE *f, const char *s, int width)
+void report_text__str(FILE *f, const char *s, int width)
 {
 	int n = 0;
 
@@ -37,7 +38,7 @@ static void text__str(FILE *f, const char *s, int width)
 		fputc(' ', f);
 }
 
-/* How many columns text__str() takes for s. */
+/* How many columns report_text__str() takes for s. */
 static int text__width(const char *s)
 {
 	int n = 0;
@@ -59,6 +60,7 @@ static const char *cell__text(const struct report_cell *c, char buf[CELL_BUF])
 		snprintf(buf, CELL_BUF, "%" PRIu64, c->u);
 		break;
 	case CELL_PERCENT:
+	case CELL_REAL:
 		snprintf(buf, CELL_BUF, "%.4f", c->d);
 		break;
 	case CELL_NS:
@@ -90,7 +92,7 @@ static const char *col__head(const struct report_col *c, bool pair)
  * and as wide as their widest cell (the last one unpadded). COL_TEXT_LEAD
  * columns come first; COL_TEXT_CONTEXT ones only when they tell rows apart.
  */
-static int text__table(const struct report *r, const struct report_tbl *t, const void *rows,
+int report_text__table(const struct report *r, const struct report_tbl *t, const void *rows,
 		       size_t nrows, bool pair, FILE *f)
 {
 	const struct report_col **cols = calloc(t->ncols, sizeof(*cols));
@@ -138,8 +140,8 @@ static int text__table(const struct report *r, const struct report_tbl *t, const
 			c + 1 < n ? "  " : "\n");
 	for (size_t i = 0; i < nrows; i++) {
 		for (size_t c = 0; c < n; c++) {
-			text__str(f, row__text(r, cols[c], report_tbl__row(t, rows, i), buf),
-				  c + 1 < n ? width[c] : 0);
+			report_text__str(f, row__text(r, cols[c], report_tbl__row(t, rows, i), buf),
+					 c + 1 < n ? width[c] : 0);
 			fputs(c + 1 < n ? "  " : "\n", f);
 		}
 	}
@@ -157,7 +159,7 @@ static void text__header(const struct report *r, FILE *f)
 	bool first = true;
 
 	fputs("Session: ", f);
-	text__str(f, s->path, 0);
+	report_text__str(f, s->path, 0);
 	fputc('\n', f);
 	if (s->has_start && s->has_end && s->end_ns >= s->start_ns)
 		fprintf(f, "Duration: %.3f s", (double)(s->end_ns - s->start_ns) / 1e9);
@@ -174,7 +176,7 @@ static void text__header(const struct report *r, FILE *f)
 		if (!report__event_selected(r, e))
 			continue;
 		fputs("Counted ", f);
-		text__str(f, e->name, 0);
+		report_text__str(f, e->name, 0);
 		/* A TCG plugin's event counts guest instructions whatever the host's PMU. */
 		fprintf(f, " events%s with a unit mask of 0x%02x (%s) ",
 			e->type == DP_EVENT_TYPE_TCG ? " (guest instructions, TCG plugin)"
@@ -202,7 +204,7 @@ static void text__header(const struct report *r, FILE *f)
 		fputc('\n', f);
 	for (size_t i = 0; i < s->nnotes; i++) {
 		fputs("Note: ", f);
-		text__str(f, s->notes[i], 0);
+		report_text__str(f, s->notes[i], 0);
 		fputc('\n', f);
 	}
 }
@@ -250,16 +252,16 @@ static int text__domain_table(const struct report *r, FILE *f, size_t from, size
 	fputs("Domains", f);
 	if (pair) {
 		fputs(", ", f);
-		text__str(f, s->events[ev].name, 0);
+		report_text__str(f, s->events[ev].name, 0);
 		fputs(" (host-only) and ", f);
-		text__str(f, s->events[g].name, 0);
+		report_text__str(f, s->events[g].name, 0);
 		fputs(" (guest-only)", f);
 	} else if (r->ndrows > nrows) {
 		fputs(", ", f);
-		text__str(f, s->events[ev].name, 0);
+		report_text__str(f, s->events[ev].name, 0);
 	}
 	fputs(":\n", f);
-	ret = text__table(r, r->tbl[REPORT_TBL_DOMAINS], rows, nrows, pair, f);
+	ret = report_text__table(r, r->tbl[REPORT_TBL_DOMAINS], rows, nrows, pair, f);
 	free(rows);
 	return ret;
 }
@@ -280,7 +282,7 @@ static void note__sep(FILE *f, const struct pp_domain *pd, bool *any)
 		return;
 	}
 	fputs("Domain ", f);
-	text__str(f, pd->name, 0);
+	report_text__str(f, pd->name, 0);
 	fputs(": ", f);
 	*any = true;
 }
@@ -301,14 +303,14 @@ static void text__agent_note(const struct pp_domain *pd, FILE *f)
 	uint64_t ngaps = g->ngaps + g->gaps_dropped, lost = 0, ns = 0;
 
 	fputs("Domain ", f);
-	text__str(f, pd->name, 0);
+	report_text__str(f, pd->name, 0);
 	fprintf(f, ": agent: %" PRIu64 " %s", g->incarnations,
 		plural(g->incarnations, "incarnation", "incarnations"));
 	if (g->kernel_release || g->kernel_build_id) {
 		fputs(" (", f);
 		if (g->kernel_release) {
 			fputs("kernel ", f);
-			text__str(f, g->kernel_release, 0);
+			report_text__str(f, g->kernel_release, 0);
 		}
 		if (g->kernel_build_id) {
 			char bid[13];
@@ -316,7 +318,7 @@ static void text__agent_note(const struct pp_domain *pd, FILE *f)
 			/* Enough of it to tell kernels apart; meta/agent has all of it. */
 			snprintf(bid, sizeof(bid), "%s", g->kernel_build_id);
 			fputs(g->kernel_release ? ", build-id " : "build-id ", f);
-			text__str(f, bid, 0);
+			report_text__str(f, bid, 0);
 			if (strlen(g->kernel_build_id) > strlen(bid))
 				fputs("...", f);
 		}
@@ -404,7 +406,7 @@ static void text__passive_note(const struct pp_session *s, size_t d, FILE *f)
 		if (dup)
 			continue;
 		fputs(shown ? ", " : " (image ", f);
-		text__str(f, im->name, 0);
+		report_text__str(f, im->name, 0);
 		shown++;
 	}
 	fputs(shown ? ")" : " (no samples in its image)", f);
@@ -455,7 +457,7 @@ static void text__domain_notes(const struct report *r, FILE *f)
 				continue;
 			}
 			note__sep(f, pd, &any);
-			text__str(f, l->what, 0);
+			report_text__str(f, l->what, 0);
 			fputs(" at ", f);
 			text__when(s, f, l->ns);
 			shown++;
@@ -514,14 +516,14 @@ static int digits(uint64_t v)
 static void cg__names(const struct cg_layout *l, const struct cg_sym *y, FILE *f)
 {
 	if (l->context) {
-		text__str(f, y->domain, l->dom);
+		report_text__str(f, y->domain, l->dom);
 		fputs("  ", f);
-		text__str(f, y->mode, l->mode);
+		report_text__str(f, y->mode, l->mode);
 		fputs("  ", f);
 	}
-	text__str(f, y->image, l->image);
+	report_text__str(f, y->image, l->image);
 	fputs("  ", f);
-	text__str(f, y->symbol, 0);
+	report_text__str(f, y->symbol, 0);
 	fputc('\n', f);
 }
 
@@ -581,7 +583,7 @@ static int text__callgraph(const struct report *r, size_t nsel, FILE *f)
 
 		fputc('\n', f);
 		if (nsel > 1) {
-			text__str(f, r->s->events[ev].name, 0);
+			report_text__str(f, r->s->events[ev].name, 0);
 			fputs(":\n", f);
 		}
 		fprintf(f, "%-*s  %-8s  %-*s  %-8s  ", l.num, "inclusive", "%", l.num, "self", "%");
@@ -634,10 +636,10 @@ static int report__text(const struct report *r, FILE *f)
 			j++;
 		fputc('\n', f);
 		if (nsel > 1) {
-			text__str(f, r->rows[i].event, 0);
+			report_text__str(f, r->rows[i].event, 0);
 			fputs(":\n", f);
 		}
-		ret = text__table(r, r->tbl[REPORT_TBL_ROWS], &r->rows[i], j - i, false, f);
+		ret = report_text__table(r, r->tbl[REPORT_TBL_ROWS], &r->rows[i], j - i, false, f);
 		if (ret)
 			return ret;
 		i = j;
@@ -646,3 +648,147 @@ static int report__text(const struct report *r, FILE *f)
 }
 
 const struct report_renderer report_text = {.name = "text", .write = report__text};
+
+/* ---- the neighbour view (pp/neighbours.h, doc/neighbours.md) ---- */
+
+static const char strip_levels[] = " .:-=+*#%@";
+
+/*
+ * The victim's wait fraction over the window in at most NB_STRIP_MAX
+ * columns, buckets merged evenly; each column a level of the strip's
+ * largest column.
+ */
+static void nb_text__strip(const struct neighbours *n, const struct nb_victim *v, FILE *f)
+{
+	uint64_t per = (n->nb + NB_STRIP_MAX - 1) / NB_STRIP_MAX;
+	uint64_t ncol = (n->nb + per - 1) / per;
+	double col[NB_STRIP_MAX], max = 0;
+	unsigned vcpus = v->vcpus ? v->vcpus : 1;
+
+	for (uint64_t c = 0; c < ncol; c++) {
+		uint64_t from = c * per, to = from + per < n->nb ? from + per : n->nb, w = 0;
+
+		for (uint64_t i = from; i < to; i++)
+			w += v->b[i].wait_ns;
+		col[c] = (double)w / ((double)(to - from) * (double)n->bucket_ns * vcpus);
+		max = col[c] > max ? col[c] : max;
+	}
+	fprintf(f, "Wait per bucket, a column per %.3f s; ", (double)(per * n->bucket_ns) / 1e9);
+	if (max > 0)
+		fprintf(f, "scale \"%s\" from 0 to %.1f%% of its vCPU time:\n", strip_levels,
+			100 * max);
+	else
+		fputs("no wait:\n", f);
+	fputc('|', f);
+	for (uint64_t c = 0; c < ncol; c++) {
+		/* Any wait shows: level 1 for the least, 9 for the largest. */
+		int lvl = col[c] > 0 ? 1 + (int)(col[c] / max * 8.999) : 0;
+
+		fputc(strip_levels[lvl < 0 ? 0 : lvl > 9 ? 9 : lvl], f);
+	}
+	fprintf(f, "|\n%-*.3f%*.3f s\n", 8, (double)n->from_ns / 1e9, (int)ncol - 6,
+		(double)n->to_ns / 1e9);
+}
+
+static int nb_by_corr(const void *a, const void *b)
+{
+	const struct nb_row *x = a, *y = b;
+
+	if (x->corr_rank && y->corr_rank)
+		return x->corr_rank < y->corr_rank ? -1 : 1;
+	if (x->corr_rank || y->corr_rank)
+		return x->corr_rank ? -1 : 1;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return 0;
+}
+
+static int nb_text__victim(const struct neighbours *n, const struct nb_victim *v, FILE *f)
+{
+	const struct report *r = &n->rep;
+	struct nb_row *cand;
+	size_t ncand = 0, shown;
+	int ret;
+
+	fputs("\nVictim ", f);
+	report_text__str(f, v->name, 0);
+	fprintf(f, " (%u vCPU%s): vCPU wait %.3f s", v->vcpus, v->vcpus == 1 ? "" : "s",
+		(double)v->wait_ns / 1e9);
+	if (v->has_share)
+		fprintf(f, ", %.2f%% of its runnable time", 100 * v->wait_share);
+	fprintf(f, " (running %.3f s", (double)v->running_ns / 1e9);
+	if (v->sched)
+		fprintf(f, ", state unknown %.3f s", (double)v->unknown_ns / 1e9);
+	fputs(")\n", f);
+	nb_text__strip(n, v, f);
+	if (!v->sched) {
+		fputs("By wait caused: not known (no scheduler tracepoints: schedstat totals "
+		      "only)\n",
+		      f);
+	} else if (!v->ncharged) {
+		fputs("By wait caused: nothing charged in the window\n", f);
+	} else {
+		shown = v->ncharged < NB_TEXT_TOP ? v->ncharged : NB_TEXT_TOP;
+		fprintf(f, "By wait caused (top %zu of %zu):\n", shown, v->ncharged);
+		ret = report_text__table(r, &nb_tbl_wait, v->rows, shown, false, f);
+		if (ret)
+			return ret;
+	}
+	cand = malloc((v->nrows ? v->nrows : 1) * sizeof(*cand));
+	if (!cand)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->nrows; i++)
+		if (v->rows[i].candidate)
+			cand[ncand++] = v->rows[i];
+	qsort(cand, ncand, sizeof(*cand), nb_by_corr);
+	if (!ncand) {
+		fputs("By correlation: no host process or other domain used the CPU in the "
+		      "window\n",
+		      f);
+	} else {
+		shown = ncand < NB_TEXT_TOP ? ncand : NB_TEXT_TOP;
+		fprintf(f,
+			"By correlation of its wait with their CPU use (Pearson r over %" PRIu64
+			" buckets; \"-\": under %d buckets or constant; top %zu of %zu):\n",
+			n->nb, NB_MIN_BUCKETS, shown, ncand);
+		ret = report_text__table(r, &nb_tbl_corr, cand, shown, false, f);
+		if (ret) {
+			free(cand);
+			return ret;
+		}
+	}
+	free(cand);
+	return 0;
+}
+
+int nb_text__write(const struct neighbours *n, FILE *f)
+{
+	const struct pp_session *s = n->s;
+	int ret;
+
+	fputs("Session: ", f);
+	report_text__str(f, s->path, 0);
+	fprintf(f, "\nWindow: %.3f-%.3f s, %" PRIu64 " buckets of %.3f s\n",
+		(double)n->from_ns / 1e9, (double)n->to_ns / 1e9, n->nb,
+		(double)n->bucket_ns / 1e9);
+	fputs(n->flags & DP_TIMELINE_SCHED_TP
+		      ? "vCPU wait: scheduler tracepoints (who held the CPU is known)\n"
+		      : "vCPU wait: schedstat poll (scheduler tracepoints were not followed)\n",
+	      f);
+	if (s->timer_mode)
+		fputs("CPU use: samples (timer mode: no cache or memory bandwidth counters)\n", f);
+	fputs("resctrl: LLC occupancy and memory bandwidth not available (not recorded)\n", f);
+	for (size_t i = 0; i < s->nnotes; i++) {
+		fputs("Note: ", f);
+		report_text__str(f, s->notes[i], 0);
+		fputc('\n', f);
+	}
+	if (!n->nvictims)
+		fputs("\nNo victim: no domain with vCPU threads.\n", f);
+	for (size_t i = 0; i < n->nvictims; i++) {
+		ret = nb_text__victim(n, &n->victims[i], f);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}

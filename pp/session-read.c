@@ -812,6 +812,9 @@ static int walk_dir(struct walk *w, int fd0, size_t plen, int depth)
 
 static int walk_tree(struct walk *w, const char *tree, const char *domain, bool guest)
 {
+	/* The neighbour view reads only the metadata. */
+	if (w->filter->meta_only)
+		return 0;
 	int fd;
 
 	w->tree = tree;

@@ -62,4 +62,28 @@ uint64_t report__total_samples(const struct report *r);
 /* NULL is fine. */
 void report__free(struct report *r);
 
+/* `domprof report --neighbours` (doc/neighbours.md). */
+struct neighbours_opts {
+	const char *session_dir;
+	const char *domain; /* NULL: every victim (domain with vCPU threads) */
+	bool has_from, has_to;
+	double from_s, to_s; /* seconds into the session: the window [from, to) */
+};
+
+struct neighbours;
+
+/*
+ * Read the session's timelines and rank each victim's antagonists. On error
+ * returns -errno and err holds one line: -ENOENT/-ENOTDIR/-EINVAL as
+ * report__load(), -ESRCH (no such domain, or it has no vCPU threads),
+ * -ENODATA (the session has no timeline), -ERANGE (the window is outside
+ * the session or empty).
+ */
+int neighbours__load(const struct neighbours_opts *opts, struct neighbours **out, char *err,
+		     size_t errlen);
+/* Text, CSV or JSON; -EINVAL for another format, -EIO when writing fails, -ENOMEM. */
+int neighbours__write(const struct neighbours *n, enum report_format fmt, FILE *f);
+/* NULL is fine. */
+void neighbours__free(struct neighbours *n);
+
 #endif
