@@ -646,7 +646,8 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 	if (!c->opts.mmap_pages)
 		c->opts.mmap_pages = opts->callgraph == COLLECT_CG_DWARF
 					     ? COLLECTOR_DEFAULT_PAGES_DWARF
-					     : COLLECTOR_DEFAULT_PAGES;
+				     : opts->sched ? COLLECTOR_DEFAULT_PAGES_SCHED
+						   : COLLECTOR_DEFAULT_PAGES;
 	if (c->opts.mmap_pages & (c->opts.mmap_pages - 1) || c->opts.mmap_pages > (1u << 20)) {
 		dp_errbuf__set(errbuf, errlen, "--mmap-pages must be a power of two (got %u)",
 			       c->opts.mmap_pages);
@@ -784,6 +785,8 @@ int collector__start(struct collector *c, char *errbuf, size_t errlen)
 	c->last_now = dp_now_ns();
 	if (c->opts.target != COLLECT_CMD) {
 		for (size_t i = 0; i < c->nfds; i++) {
+			if (IS_TP(c->fds[i].idx))
+				continue; /* collector__start_sched() */
 			if (ioctl(c->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 				int r = -errno;
 
@@ -823,6 +826,14 @@ int collector__start(struct collector *c, char *errbuf, size_t errlen)
 		c->child_ran = true;
 	}
 	c->started = true;
+	return 0;
+}
+
+int collector__start_sched(struct collector *c)
+{
+	for (size_t i = 0; i < c->nfds; i++)
+		if (IS_TP(c->fds[i].idx) && ioctl(c->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return -errno;
 	return 0;
 }
 

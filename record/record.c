@@ -245,6 +245,12 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 		fail(errbuf, errlen, ret, "cannot scan /proc: %s", strerror(-ret));
 		goto err;
 	}
+	ret = collector__start_sched(r->col);
+	if (ret < 0) {
+		fail(errbuf, errlen, ret, "cannot enable the scheduler tracepoints: %s",
+		     strerror(-ret));
+		goto err;
+	}
 	if (!opts->no_domains) {
 		const struct collector_event *e0 = collector__event(r->col, 0);
 		/* Agents sample at the host's rate, so their samples weigh the same. */
