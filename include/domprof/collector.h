@@ -134,6 +134,16 @@ int collector__drain(struct collector *c, struct hostsync *hs, uint64_t *horizon
  */
 int collector__start_sched(struct collector *c);
 
+/*
+ * Only the wakeups, migrations and exits of these n threads (the vCPU
+ * threads) are worth their records: the kernel drops the others (a
+ * tracepoint filter; a list too long for one, or tids NULL, lets all
+ * through). Switches
+ * are all kept: they say what holds each CPU. 0, or -errno when the
+ * kernel refuses the filter (everything then stays unfiltered).
+ */
+int collector__sched_filter(struct collector *c, const uint32_t *tids, size_t n);
+
 /* Disable all events. */
 void collector__stop(struct collector *c);
 
