@@ -180,7 +180,8 @@ static void test_sched_tracepoints(void **state)
 				   .mmap_pages = 256,
 				   .sched = true};
 	struct sync_opts ho = {.read_format = COLLECTOR_READ_FORMAT, .sample_id_all = 1};
-	uint64_t horizon, wait0, wait1, t0, runnable = 0, charged = 0, to_b = 0;
+	uint64_t horizon, wait0 = 0, wait1, start, t0 = 0, t1, runnable = 0, charged = 0, to_b = 0,
+			  window = 0;
 	int cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1, go[2];
 	struct collector *c;
 	struct hostsync *hs;
@@ -221,15 +222,19 @@ static void test_sched_tracepoints(void **state)
 	dp_words__init(&out);
 	assert_int_equal(collector__start(c, err, sizeof(err)), 0);
 	assert_int_equal(collector__start_sched(c), 0);
-	wait0 = run_delay(a);
 	assert_int_equal(write(go[1], "ab", 2), 2);
-	t0 = dp_now_ns();
-	while (dp_now_ns() - t0 < 1500000000ull) {
+	/* A first switch of the victim tells its state; the window starts after it. */
+	for (start = dp_now_ns(); dp_now_ns() - start < 1800000000ull;) {
+		if (dp_now_ns() - start > 300000000ull && !t0) {
+			wait0 = run_delay(a);
+			t0 = dp_now_ns();
+		}
 		assert_true(collector__poll(c, 50) >= 0);
 		assert_int_equal(collector__drain(c, hs, &horizon), 0);
 		assert_int_equal(hostsync__flush(hs, horizon, &out), 0);
 	}
 	wait1 = run_delay(a);
+	t1 = dp_now_ns();
 	collector__stop(c);
 	kill(a, SIGKILL);
 	kill(b, SIGKILL);
@@ -250,8 +255,13 @@ static void test_sched_tracepoints(void **state)
 			assert_int_equal(dp_rec__decode_vcpu_state(&it, &st), 0);
 			assert_int_equal(st.tid, (uint64_t)a);
 			assert_int_equal(st.domain, 1);
-			if (st.state == DP_VCPU_RUNNABLE)
-				runnable += st.ns;
+			if (st.state != DP_VCPU_RUNNABLE)
+				continue;
+			runnable += st.ns;
+			/* Its part in [t0, t1), the window of the schedstat readings. */
+			if (st.start_ns < t1 && st.start_ns + st.ns > t0)
+				window += (st.start_ns + st.ns < t1 ? st.start_ns + st.ns : t1) -
+					  (st.start_ns > t0 ? st.start_ns : t0);
 		} else if (it.code == DP_CODE_WAIT_CHARGE) {
 			assert_int_equal(dp_rec__decode_wait_charge(&it, &ch), 0);
 			charged += ch.ns;
@@ -260,12 +270,22 @@ static void test_sched_tracepoints(void **state)
 		}
 	}
 	fprintf(stderr,
-		"# runnable %.1f ms, schedstat run delay %.1f ms, charged to the other spinner "
-		"%.1f ms; %llu tracepoint records, %llu unknown\n",
-		runnable / 1e6, (wait1 - wait0) / 1e6, to_b / 1e6,
+		"# runnable %.1f ms (%.1f ms in the window), schedstat run delay %.1f ms, charged "
+		"to the other spinner %.1f ms; %llu tracepoint records, %llu unknown\n",
+		runnable / 1e6, window / 1e6, (wait1 - wait0) / 1e6, to_b / 1e6,
 		(unsigned long long)hostsync__stats(hs)->sched_records,
 		(unsigned long long)hostsync__stats(hs)->sched_unknown);
 	assert_int_equal(charged, runnable);
+	assert_int_equal(hostsync__stats(hs)->sched_bad, 0);
+	if (wait1 - wait0 > t1 - t0) {
+		/* More delay than time: the machine (a VM) stalled, its clocks disagree. */
+		fprintf(stderr, "# skipping the comparison: %.1f ms of run delay in %.1f ms\n",
+			(wait1 - wait0) / 1e6, (t1 - t0) / 1e6);
+		dp_words__fini(&out);
+		hostsync__free(hs);
+		collector__free(c);
+		skip();
+	}
 	/*
 	 * About half of 1.5 s, most of it the other spinner's (the test
 	 * machines are shared: other busy tasks may take some of that CPU).
@@ -273,9 +293,8 @@ static void test_sched_tracepoints(void **state)
 	if (wait1 - wait0 > 300000000ull)
 		assert_true(to_b >= runnable * 3 / 10);
 	/* The run delay over the same window, give or take the edges (a few ms). */
-	assert_true(runnable <= (wait1 - wait0) * 11 / 10 + 20000000ull);
-	assert_true(runnable + 20000000ull >= (wait1 - wait0) * 9 / 10);
-	assert_int_equal(hostsync__stats(hs)->sched_bad, 0);
+	assert_true(window <= (wait1 - wait0) * 11 / 10 + 20000000ull);
+	assert_true(window + 20000000ull >= (wait1 - wait0) * 9 / 10);
 	dp_words__fini(&out);
 	hostsync__free(hs);
 	collector__free(c);
