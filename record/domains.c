@@ -254,8 +254,8 @@ static int on_threads(struct rdomains *rd, const struct vmm_domain *d)
 					     strnlen(t->comm, sizeof(t->comm)));
 		/* A KVM guest-mode sample's vCPU is its thread's (doc/assisted.md). */
 		if (ret >= 0 && t->tid > 0)
-			ret = hostsync__set_vcpu(rd->hs, (uint32_t)t->tid,
-						 t->role == DP_THREAD_VCPU ? t->vcpu : -1);
+			ret = hostsync__set_vcpu_thread(rd->hs, (uint32_t)d->pid, (uint32_t)t->tid,
+							t->role == DP_THREAD_VCPU ? t->vcpu : -1);
 		if (ret >= 0 && t->role == DP_THREAD_VCPU)
 			ret = track(rd, d, t);
 	}
@@ -723,6 +723,13 @@ int rdomains__passive_finish(struct rdomains *rd, struct dp_words *out)
 const char *rdomains__messages(const struct rdomains *rd)
 {
 	return rd && rd->msgs ? rd->msgs : "";
+}
+
+size_t rdomains__vcpu_tids(const struct rdomains *rd, uint32_t *tids, size_t max)
+{
+	for (size_t i = 0; i < rd->nvt && i < max; i++)
+		tids[i] = (uint32_t)rd->vt[i].tid;
+	return rd->nvt;
 }
 
 uint64_t rdomains__count(const struct rdomains *rd)

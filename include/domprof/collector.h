@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "domprof/events.h"
+#include "domprof/tracepoint.h"
 #include "domprof/vmm.h"
 
 struct hostsync;
@@ -25,6 +26,11 @@ struct hostsync;
 #define COLLECTOR_DEFAULT_PAGES 128
 /* With dwarf call graphs a sample carries its stack copy: 8 KiB at 4 kHz is 32 MiB/s a CPU. */
 #define COLLECTOR_DEFAULT_PAGES_DWARF 1024
+/*
+ * With the scheduler tracepoints a CPU writes a record per switch, wakeup
+ * and irq: about 100 bytes each, 20 MiB/s at 200k switches a second.
+ */
+#define COLLECTOR_DEFAULT_PAGES_SCHED 1024
 
 enum collector_target {
 	COLLECT_ALL = 0, /* -a: every CPU, every task */
@@ -54,6 +60,13 @@ struct collector_opts {
 	uint32_t stack_size; /* COLLECT_CG_DWARF: bytes, a multiple of 8; 0 = the default */
 	uint64_t regs_user; /* COLLECT_CG_DWARF: user registers to copy; 0 = what the unwinder needs
 			     */
+	/*
+	 * Follow the scheduler: the sched (and, where they open, irq)
+	 * tracepoints on every CPU, into the CPU's ring, every event then
+	 * sampling PERF_SAMPLE_RAW too. When they cannot be opened the
+	 * collection goes on without them: collector__sched_why() says why.
+	 */
+	bool sched;
 };
 
 /* One event index of the session (a hardware event gives two: host-only, guest-only). */
@@ -88,8 +101,16 @@ bool collector__timer_mode(const struct collector *c);
 /* Warnings worth one line each (a fallback taken), "" if none. */
 const char *collector__warnings(const struct collector *c);
 
-/* Tell hs which sample id belongs to which event index. */
+/*
+ * Tell hs which sample id belongs to which event index, and which are the
+ * scheduler tracepoints' (their layouts given with hostsync__set_sched).
+ */
 int collector__register_ids(const struct collector *c, struct hostsync *hs);
+
+/* The scheduler tracepoints followed, NULL when none are. */
+const struct tp_sched *collector__sched(const struct collector *c);
+/* Why they are not, when opts.sched asked for them (one line), else "". */
+const char *collector__sched_why(const struct collector *c);
 
 /* Enable the events (COLLECT_CMD: let the child exec; its events enable on exec). */
 int collector__start(struct collector *c, char *errbuf, size_t errlen);
@@ -105,6 +126,23 @@ int collector__poll_with(struct collector *c, int timeout_ms, const int *extra, 
  * drain (records of a CPU reach its ring in time order).
  */
 int collector__drain(struct collector *c, struct hostsync *hs, uint64_t *horizon);
+
+/*
+ * Enable the scheduler tracepoints (collector__start leaves them off: a
+ * switch-heavy host fills the rings with them while the caller's start-up
+ * work, the /proc scan, keeps it from draining). -errno.
+ */
+int collector__start_sched(struct collector *c);
+
+/*
+ * Only the wakeups, migrations and exits of these n threads (the vCPU
+ * threads) are worth their records: the kernel drops the others (a
+ * tracepoint filter; a list too long for one, or tids NULL, lets all
+ * through). Switches
+ * are all kept: they say what holds each CPU. 0, or -errno when the
+ * kernel refuses the filter (everything then stays unfiltered).
+ */
+int collector__sched_filter(struct collector *c, const uint32_t *tids, size_t n);
 
 /* Disable all events. */
 void collector__stop(struct collector *c);
