@@ -78,6 +78,9 @@ static void usage_daemon(FILE *f)
 		"      --guest-sampling auto|host|agent, --passive-domains NAME,...,\n"
 		"      --passive-images FILE,..., --passive-slide NAME=HEX\n"
 		"                          guest code, as for `domprof record`\n"
+		"      --timeline-ms MS, --no-sched\n"
+		"                          the domains' timeline and scheduler tracepoints, as\n"
+		"                          for `domprof record`\n"
 		"  -h, --help              this text\n",
 		DAEMON_SESSION_DIR, DP_DEFAULT_FREQ, COLLECTOR_DEFAULT_PAGES);
 }
@@ -188,6 +191,14 @@ static void usage(FILE *f)
 		"                          [guest-user]\n"
 		"      --passive-slide NAME=HEX\n"
 		"                          domain NAME's kernel slide, used as is (repeatable)\n"
+		"      --timeline-ms MS    the bucket of each domain's timeline (CPU used, vCPU\n"
+		"                          wait and who caused it), 1 to %d (default %d)\n"
+		"      --no-sched          do not follow the scheduler tracepoints (sched_switch,\n"
+		"                          sched_wakeup, ... and irq entry/exit): vCPU wait then\n"
+		"                          comes from /proc schedstat only, with no antagonists.\n"
+		"                          They are followed by default with domains; where they\n"
+		"                          cannot be opened (no tracefs, not root) one line says\n"
+		"                          so and recording goes on without them\n"
 		"Each domain's guest code, the VMM overhead it causes and its vCPUs' wait for a\n"
 		"CPU are reported per domain (`domprof report`); with an agent, down to guest\n"
 		"process, binary and symbol; for a passive domain, to the image's symbols.\n"
@@ -197,7 +208,7 @@ static void usage(FILE *f)
 		"samples are counted and reported at the end.\n",
 		DP_DEFAULT_FREQ, DP_SESSION_DEFAULT_DIR, COLLECTOR_DEFAULT_PAGES,
 		COLLECTOR_DEFAULT_PAGES_DWARF, COLLECTOR_DEFAULT_STACK_SIZE, TCGRING_DEFAULT_SOCKET,
-		PKGLIBDIR);
+		PKGLIBDIR, RECORD_MAX_TIMELINE_MS, RECORD_DEFAULT_TIMELINE_MS);
 }
 
 enum {
@@ -215,6 +226,8 @@ enum {
 	OPT_PASSIVE_DOMAINS,
 	OPT_PASSIVE_IMAGES,
 	OPT_PASSIVE_SLIDE,
+	OPT_TIMELINE_MS,
+	OPT_NO_SCHED,
 };
 
 static const struct option longopts[] = {
@@ -236,6 +249,8 @@ static const struct option longopts[] = {
 	{"passive-domains", required_argument, NULL, OPT_PASSIVE_DOMAINS},
 	{"passive-images", required_argument, NULL, OPT_PASSIVE_IMAGES},
 	{"passive-slide", required_argument, NULL, OPT_PASSIVE_SLIDE},
+	{"timeline-ms", required_argument, NULL, OPT_TIMELINE_MS},
+	{"no-sched", no_argument, NULL, OPT_NO_SCHED},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -466,6 +481,10 @@ static void print_summary(const struct record_summary *s, const char *dir)
 		errmsg("%" PRIu64 " records arrived after their time was flushed (kept, "
 		       "maybe out of order)\n",
 		       s->late);
+	if (s->sched_unknown)
+		errmsg("%" PRIu64 " vCPU intervals unknown: scheduler records were lost (not "
+		       "charged to any task)\n",
+		       s->sched_unknown);
 }
 
 int record_cli(int argc, char **argv, bool daemon_mode)
@@ -589,6 +608,20 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 		case OPT_PASSIVE_IMAGES:
 			pa.images = optarg;
 			break;
+		case OPT_TIMELINE_MS: {
+			unsigned long ms;
+
+			if (!parse_uint(optarg, RECORD_MAX_TIMELINE_MS, &ms) || !ms) {
+				errmsg("--timeline-ms wants milliseconds from 1 to %d, not '%s'\n",
+				       RECORD_MAX_TIMELINE_MS, optarg);
+				return 2;
+			}
+			ro.timeline_ms = (uint32_t)ms;
+			break;
+		}
+		case OPT_NO_SCHED:
+			ro.no_sched = true;
+			break;
 		case OPT_PASSIVE_SLIDE:
 			if (pa.nslides >= MAX_PASSIVE) {
 				errmsg("at most %d --passive-slide options\n", MAX_PASSIVE);
@@ -679,6 +712,8 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 	errmsg("%s\n", line);
 	if (record__notice(rec)[0])
 		errmsg("%s\n", record__notice(rec));
+	if (record__sched_notice(rec)[0])
+		errmsg("%s\n", record__sched_notice(rec));
 
 	r = record__run(rec, &stop_requested, err, sizeof(err));
 	record__summary(rec, &sum);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +27,14 @@
 #include "domprof/hostsync.h"
 #include "domprof/mem.h"
 #include "domprof/stackfile.h"
+#include "domprof/tracepoint.h"
 #include "domprof/words.h"
 #include "host/unwind.h"
 
+/* The event index of tracepoint kind k's fds: no profile event's. */
+#define TP_IDX(k)   (0x10000u + (uint32_t)(k))
+#define TP_KIND(i)  ((enum tp_kind)((i)-0x10000u))
+#define IS_TP(i)    ((i) >= 0x10000u)
 #define MAX_CPUS    4096
 #define MAX_THREADS 65536
 #define COPY_MAX    65536 /* a perf record's size is a u16 */
@@ -70,6 +76,9 @@ struct collector {
 	size_t page_size;
 	uint8_t copy[COPY_MAX];
 	char warn[512];
+	struct tp_sched tps; /* the tracepoints followed (tps.open) */
+	bool sched_on;
+	char sched_why[320];
 };
 
 static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
@@ -471,6 +480,138 @@ static int callgraph_setup(struct collector *c, char *errbuf, size_t errlen)
 	return 0;
 }
 
+static void sched_off(struct collector *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Say why the scheduler is not followed; close what was opened of it. */
+static void sched_off(struct collector *c, const char *fmt, ...)
+{
+	va_list ap;
+	size_t j = 0;
+
+	va_start(ap, fmt);
+	vsnprintf(c->sched_why, sizeof(c->sched_why), fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < c->nfds; i++) {
+		if (IS_TP(c->fds[i].idx))
+			close(c->fds[i].fd);
+		else
+			c->fds[j++] = c->fds[i];
+	}
+	c->nfds = j;
+	c->sched_on = false;
+	memset(&c->tps, 0, sizeof(c->tps));
+}
+
+static void tp_attr(const struct collector *c, enum tp_kind k, struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_TRACEPOINT;
+	attr->config = c->tps.id[k];
+	attr->sample_period = 1;
+	attr->sample_type = c->sample_type;
+	/* One sample_type for all, but a context switch needs no call stack: keep them empty. */
+	attr->exclude_callchain_kernel = 1;
+	attr->exclude_callchain_user = 1;
+	if (c->opts.callgraph == COLLECT_CG_DWARF)
+		attr->sample_regs_user = c->opts.regs_user;
+	attr->disabled = 1;
+	attr->sample_id_all = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+}
+
+/*
+ * Before any event is open: can the tracepoints be read and opened? Then
+ * every event samples RAW as well (one sample_type, one decoder).
+ */
+static void sched_probe(struct collector *c)
+{
+	struct perf_event_attr attr;
+	char dir[256], err[256] = "";
+	int fd, r;
+
+	r = tracefs__find(dir, sizeof(dir), true, err, sizeof(err));
+	if (r >= 0)
+		r = tp_sched__load(dir, &c->tps, err, sizeof(err));
+	if (r < 0) {
+		sched_off(c, "%s", err);
+		return;
+	}
+	c->sample_type |= PERF_SAMPLE_RAW;
+	tp_attr(c, TP_SCHED_SWITCH, &attr);
+	fd = perf_open(&attr, -1, (int)c->cpus[0]);
+	if (fd < 0) {
+		c->sample_type &= ~(uint64_t)PERF_SAMPLE_RAW;
+		sched_off(c, "cannot open sched:sched_switch: %s", errno_hint(fd));
+		return;
+	}
+	close(fd);
+	c->sched_on = true;
+}
+
+/* Every followed tracepoint on every CPU, into the CPU's ring. -ENOMEM only. */
+static int sched_open(struct collector *c)
+{
+	for (unsigned k = 0; k < TP_KIND_MAX; k++) {
+		if (!c->tps.open[k])
+			continue;
+		for (uint32_t slot = 0; slot < c->ncpus_online; slot++) {
+			struct perf_event_attr attr;
+			int fd, r = -ENODEV;
+
+			tp_attr(c, k, &attr);
+			fd = perf_open(&attr, -1, (int)c->cpus[slot]);
+			if (fd >= 0 && c->rings[slot].base) {
+				r = ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->rings[slot].fd) < 0
+					    ? -errno
+					    : add_fd(c, fd, TP_IDX(k), slot);
+			}
+			if (r == -ENOMEM) {
+				close(fd);
+				return r;
+			}
+			if (r >= 0)
+				continue;
+			if (fd >= 0)
+				close(fd);
+			if (fd >= 0)
+				fd = r;
+			if (!tp_kind__optional(k)) {
+				sched_off(c, "cannot open %s on CPU %u: %s", tp_kind__name(k),
+					  c->cpus[slot], errno_hint(fd));
+				return 0;
+			}
+			/* An irq one that does not open is not followed: its time stays its task's.
+			 */
+			for (size_t i = 0, j = 0; i <= c->nfds; i++) {
+				if (i == c->nfds) {
+					c->nfds = j;
+					break;
+				}
+				if (c->fds[i].idx == TP_IDX(k))
+					close(c->fds[i].fd);
+				else
+					c->fds[j++] = c->fds[i];
+			}
+			c->tps.open[k] = false;
+			break;
+		}
+	}
+	return 0;
+}
+
+const struct tp_sched *collector__sched(const struct collector *c)
+{
+	return c->sched_on ? &c->tps : NULL;
+}
+
+const char *collector__sched_why(const struct collector *c)
+{
+	return c->sched_why;
+}
+
 uint64_t collector__sample_type(const struct collector *c)
 {
 	return c->sample_type;
@@ -533,6 +674,8 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 	r = setup_events(c, errbuf, errlen);
 	if (r < 0)
 		goto err_free;
+	if (opts->sched)
+		sched_probe(c);
 	switch (opts->target) {
 	case COLLECT_ALL:
 		r = open_task(c, -1, errbuf, errlen);
@@ -550,6 +693,11 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 	}
 	if (r < 0)
 		goto err_free;
+	if (c->sched_on) {
+		r = sched_open(c);
+		if (r == -ENOMEM)
+			goto err_free;
+	}
 	*out = c;
 	return 0;
 
@@ -620,12 +768,14 @@ const char *collector__warnings(const struct collector *c)
 int collector__register_ids(const struct collector *c, struct hostsync *hs)
 {
 	for (size_t i = 0; i < c->nfds; i++) {
-		int r = hostsync__add_event_id(hs, c->fds[i].id, c->fds[i].idx);
+		uint32_t idx = c->fds[i].idx;
+		int r = IS_TP(idx) ? hostsync__add_tracepoint_id(hs, c->fds[i].id, TP_KIND(idx))
+				   : hostsync__add_event_id(hs, c->fds[i].id, idx);
 
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return c->sched_on ? hostsync__set_sched(hs, &c->tps) : 0;
 }
 
 int collector__start(struct collector *c, char *errbuf, size_t errlen)

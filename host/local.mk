@@ -18,6 +18,8 @@ host_libdphost_a_SOURCES = \
 	host/sync/passive.c \
 	host/sync/handoff.h \
 	host/sync/handoff.c \
+	host/sync/sched.h \
+	host/sync/sched.c \
 	host/sync/sync.h \
 	host/sync/sync.c \
 	host/sync/host.c \
@@ -48,7 +50,8 @@ endif
 
 # The sync stage's parts, each on its own (host/sync/).
 SYNC_PART_TESTS = tests/unit/test-sync-decode tests/unit/test-sync-order \
-	tests/unit/test-sync-tasks tests/unit/test-sync-context tests/unit/test-sync-stacks
+	tests/unit/test-sync-tasks tests/unit/test-sync-context tests/unit/test-sync-stacks \
+	tests/unit/test-sync-sched
 SYNC_PART_LDADD = host/libdphost.a passive/libdppassive.a lib/libdpcore.a $(DW_LIBS) \
 	$(ELF_LIBS) $(UNIT_LIBS)
 if HAVE_CMOCKA
@@ -69,6 +72,9 @@ tests_unit_test_sync_context_LDADD = $(SYNC_PART_LDADD)
 tests_unit_test_sync_stacks_SOURCES = tests/unit/test-sync-stacks.c
 tests_unit_test_sync_stacks_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_sync_stacks_LDADD = $(TEST_HELPER_LIB) $(SYNC_PART_LDADD)
+tests_unit_test_sync_sched_SOURCES = tests/unit/test-sync-sched.c
+tests_unit_test_sync_sched_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sync_sched_LDADD = $(TEST_HELPER_LIB) $(SYNC_PART_LDADD)
 endif
 
 # The DWARF unwinder (host/unwind.c) on stacks captured in the test itself.

@@ -254,8 +254,8 @@ static int on_threads(struct rdomains *rd, const struct vmm_domain *d)
 					     strnlen(t->comm, sizeof(t->comm)));
 		/* A KVM guest-mode sample's vCPU is its thread's (doc/assisted.md). */
 		if (ret >= 0 && t->tid > 0)
-			ret = hostsync__set_vcpu(rd->hs, (uint32_t)t->tid,
-						 t->role == DP_THREAD_VCPU ? t->vcpu : -1);
+			ret = hostsync__set_vcpu_thread(rd->hs, (uint32_t)d->pid, (uint32_t)t->tid,
+							t->role == DP_THREAD_VCPU ? t->vcpu : -1);
 		if (ret >= 0 && t->role == DP_THREAD_VCPU)
 			ret = track(rd, d, t);
 	}

@@ -57,6 +57,7 @@ struct record {
 	uint64_t start_ns;
 	bool done;
 	int child_status;
+	char sched_notice[512];
 };
 
 static int fail(char *errbuf, size_t errlen, int r, const char *fmt, ...)
@@ -126,6 +127,13 @@ static int emit_header(struct record *r)
 					 TCG_PLUGIN_PERIOD, 0, 0, DP_EVENT_KERNEL | DP_EVENT_USER,
 					 name, sizeof(name) - 1);
 	}
+	if (ret >= 0 && !r->opts.no_domains) {
+		uint32_t ms =
+			r->opts.timeline_ms ? r->opts.timeline_ms : RECORD_DEFAULT_TIMELINE_MS;
+
+		ret = dp_emit__timeline(&r->out, (uint64_t)ms * 1000000ull,
+					collector__sched(c) ? DP_TIMELINE_SCHED_TP : 0);
+	}
 	return ret;
 }
 
@@ -190,9 +198,22 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 		     DP_STREAM_PATH, strerror(-ret));
 		goto err;
 	}
-	ret = collector__new(&opts->col, &r->col, errbuf, errlen);
+	if (opts->timeline_ms > RECORD_MAX_TIMELINE_MS) {
+		fail(errbuf, errlen, -EINVAL, "--timeline-ms %u: at most %d", opts->timeline_ms,
+		     RECORD_MAX_TIMELINE_MS);
+		ret = -EINVAL;
+		goto err;
+	}
+	/* Whose vCPUs wait for what: followed whenever domains are. */
+	r->opts.col.sched = !opts->no_domains && !opts->no_sched;
+	ret = collector__new(&r->opts.col, &r->col, errbuf, errlen);
 	if (ret < 0)
 		goto err;
+	if (r->opts.col.sched && !collector__sched(r->col))
+		snprintf(r->sched_notice, sizeof(r->sched_notice),
+			 "scheduler tracepoints not followed (%s): vCPU wait comes from "
+			 "schedstat only, with no antagonists",
+			 collector__sched_why(r->col));
 	ho.ncpus = collector__ncpus(r->col);
 	ho.sample_type = collector__sample_type(r->col);
 	ho.sample_regs_user = collector__regs_user(r->col);
@@ -463,6 +484,7 @@ void record__summary(const struct record *r, struct record_summary *sum)
 	sum->unknown = hs->unknown;
 	sum->late = hs->late;
 	sum->domains = rdomains__count(r->rd);
+	sum->sched_unknown = hs->sched_unknown;
 	sum->child_ran = collector__child_ran(r->col);
 	sum->child_status = r->child_status;
 }
@@ -470,6 +492,11 @@ void record__summary(const struct record *r, struct record_summary *sum)
 const char *record__notice(const struct record *r)
 {
 	return r->rd ? rdomains__notice(r->rd) : "";
+}
+
+const char *record__sched_notice(const struct record *r)
+{
+	return r->sched_notice;
 }
 
 const char *record__messages(const struct record *r)

@@ -40,19 +40,24 @@ static void on_sample(void *arg, const struct tcgserver_sample *s)
 	/*
 	 * COLLECTOR_SAMPLE_TYPE: IDENTIFIER, IP, TID, TIME, CPU, PERIOD; with
 	 * call graphs, an empty CALLCHAIN, REGS_USER and STACK_USER after them:
-	 * a plugin sees no guest stack.
+	 * a plugin sees no guest stack. With the scheduler tracepoints, RAW as
+	 * the kernel writes it for events that have none: size 4, a zero u32.
 	 */
-	uint8_t rec[8 + 9 * 8];
+	uint8_t rec[8 + 10 * 8];
 	size_t len = 8 + 6 * 8;
 	uint16_t misc = s->mode_known && s->kernel ? PERF_RECORD_MISC_GUEST_KERNEL
 						   : PERF_RECORD_MISC_GUEST_USER;
 
-	for (uint64_t bit = PERF_SAMPLE_CALLCHAIN; bit <= PERF_SAMPLE_STACK_USER; bit <<= 1)
-		if (bit & t->sample_type &
-		    (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)) {
-			le64_put(rec + len, 0);
-			len += 8;
-		}
+	for (uint64_t bit = PERF_SAMPLE_CALLCHAIN; bit <= PERF_SAMPLE_STACK_USER; bit <<= 1) {
+		if (!(bit & t->sample_type &
+		      (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
+		       PERF_SAMPLE_STACK_USER)))
+			continue;
+		le64_put(rec + len, 0);
+		if (bit == PERF_SAMPLE_RAW)
+			le32_put(rec + len, 4);
+		len += 8;
+	}
 	le32_put(rec, PERF_RECORD_SAMPLE);
 	le16_put(rec + 4, misc);
 	le16_put(rec + 6, (uint16_t)len);

@@ -170,8 +170,6 @@ int sync_format__parse_sample(const struct sync_format *f, const uint8_t *d, siz
 		s->chain_nr = (uint32_t)nr;
 		off += 8 * nr;
 	}
-	if (!(st & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)))
-		return 0;
 	if (st & PERF_SAMPLE_RAW) {
 		uint32_t size;
 
@@ -180,8 +178,12 @@ int sync_format__parse_sample(const struct sync_format *f, const uint8_t *d, siz
 		size = ne32_get(d + off);
 		if (size > len - off - 4)
 			return -EBADMSG;
+		s->raw = size ? d + off + 4 : NULL;
+		s->raw_size = size;
 		off += 4 + size;
 	}
+	if (!(st & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)))
+		return 0;
 	return parse_user_regs_stack(f, d, len, off, s);
 }
 
@@ -215,7 +217,7 @@ int sync_ids__add(struct sync_ids *t, uint64_t id, uint32_t idx)
 {
 	size_t i;
 
-	if (idx >= DP_MAX_EVENTS)
+	if (idx >= DP_MAX_EVENTS && (idx < SYNC_IDX_TP || idx >= SYNC_IDX_TP + SYNC_IDX_TP_MAX))
 		return -EINVAL;
 	for (i = 0; i < t->n && t->v[i].id < id; i++)
 		;

@@ -32,6 +32,9 @@ struct sync_sample {
 	/* CALLCHAIN: nr entries in the record (native byte order, unaligned), NULL when none. */
 	const uint8_t *chain;
 	uint32_t chain_nr;
+	/* RAW: a tracepoint's record, raw_size bytes (NULL when none). */
+	const uint8_t *raw;
+	uint32_t raw_size;
 	/* REGS_USER: nregs registers in the order of regs_user's bits; 0 when the abi is NONE. */
 	const uint8_t *regs;
 	uint32_t nregs;
@@ -50,7 +53,7 @@ int sync_format__init(struct sync_format *f, uint64_t sample_type, uint64_t read
 
 /*
  * Decode a PERF_RECORD_SAMPLE of len bytes (header included) in the kernel's
- * field order, up to STACK_USER; the fields after it are not looked at.
+ * field order, up to STACK_USER (RAW included); the fields after it are not looked at.
  * -EBADMSG when a field runs past len. The pointers in s point into d.
  */
 int sync_format__parse_sample(const struct sync_format *f, const uint8_t *d, size_t len,
@@ -81,8 +84,16 @@ struct sync_ids {
 	size_t n, cap;
 };
 
+/*
+ * Indices from SYNC_IDX_TP on are tracepoints (SYNC_IDX_TP + enum tp_kind),
+ * read by the scheduler bookkeeping, not profile events.
+ */
+#define SYNC_IDX_TP	0x10000
+#define SYNC_IDX_TP_MAX 64
+
 void sync_ids__fini(struct sync_ids *t);
-/* -EINVAL when idx >= DP_MAX_EVENTS, -ENOMEM. A known id is re-pointed. */
+/* -EINVAL when idx is neither < DP_MAX_EVENTS nor a tracepoint's, -ENOMEM. A known id is
+ * re-pointed. */
 int sync_ids__add(struct sync_ids *t, uint64_t id, uint32_t idx);
 /* Event index of a sample: 0 without ids; -1 when ids are in use and this one is not ours. */
 int sync_ids__index(const struct sync_ids *t, const struct sync_sample *s);

@@ -81,9 +81,11 @@ static int guest_handoff(struct sync *s, const struct sync_rec *r, struct dp_wor
 	return sync_timeline__place(&gs->timeline, s, r, gs->domain, out);
 }
 
-static void guest_lost(struct sync *s, uint32_t cpu)
+static int guest_lost(struct sync *s, const struct sync_rec *r, struct dp_words *out)
 {
-	sync_timeline__lost(&guest_of(s)->timeline, cpu);
+	(void)out;
+	sync_timeline__lost(&guest_of(s)->timeline, r->cpu);
+	return 0;
 }
 
 static const struct sync_ops guest_ops = {

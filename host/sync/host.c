@@ -14,6 +14,7 @@
 #include "domprof/hash.h"
 #include "domprof/hostsync.h"
 #include "host/sync/passive.h"
+#include "host/sync/sched.h"
 #include "host/sync/sync.h"
 
 /*
@@ -25,6 +26,7 @@ struct hs_ent {
 	uint32_t domain; /* doms: the domain of the VMM process `key` */
 	uint8_t accel;	 /* doms: enum dp_domain_accel */
 	int32_t vcpu;	 /* vtids: the vCPU host thread `key` runs, -1 none */
+	uint32_t tgid;	 /* vtids: its process, 0 when not told */
 };
 
 struct hs_table {
@@ -40,6 +42,9 @@ struct hostsync {
 	hostsync_handoff_fn handoff;
 	void *handoff_arg;
 	struct sync_passive passive;
+	/* Scheduler tracepoints: their layouts, and the vCPU wait bookkeeping (NULL: none). */
+	struct tp_sched tps;
+	struct sync_sched *sched;
 };
 
 static size_t table__slot(const struct hs_table *t, uint32_t key)
@@ -162,6 +167,22 @@ static int host_guest_sample(struct hostsync *hs, const struct sync_rec *r,
 	return 0;
 }
 
+/* A scheduler or irq tracepoint's sample: the wait bookkeeping's, never a profile sample. */
+static int host_tracepoint(struct hostsync *hs, const struct sync_rec *r,
+			   const struct sync_sample *d, enum tp_kind kind, struct dp_words *out)
+{
+	struct sched_tp tp = {
+		.kind = kind, .time = r->time, .cpu = r->cpu, .pid = d->pid, .tid = d->tid};
+
+	if (!hs->sched || (unsigned)kind >= TP_KIND_MAX || !hs->tps.open[kind])
+		return 0;
+	if (sync_sched__decode(&hs->tps, kind, d->raw, d->raw_size, tp.f) < 0) {
+		hs->s.st.sched_bad++;
+		return 0;
+	}
+	return sync_sched__record(hs->sched, &tp, out);
+}
+
 static int host_sample(struct sync *s, const struct sync_rec *r, const struct sync_sample *d,
 		       struct dp_words *out)
 {
@@ -175,6 +196,13 @@ static int host_sample(struct sync *s, const struct sync_rec *r, const struct sy
 	idx = sync__event_index(s, d);
 	if (idx < 0)
 		return idx;
+	if (idx >= SYNC_IDX_TP)
+		return host_tracepoint(hs, r, d, (enum tp_kind)(idx - SYNC_IDX_TP), out);
+	if (hs->sched && d->has_cpu) {
+		ret = sync_sched__seen(hs->sched, r->cpu, r->time, d->pid, d->tid, out);
+		if (ret < 0)
+			return ret;
+	}
 	if (d->pid) {
 		proc = sync_tasks__lookup(&s->tasks, d->pid, out);
 		dom = table__find(&hs->doms, d->pid);
@@ -202,17 +230,42 @@ static int host_sample(struct sync *s, const struct sync_rec *r, const struct sy
 	return sync__place(s, r, d, proc, &p, (uint32_t)idx, out);
 }
 
-/* The end of the recording: what a passive domain still holds goes out as it is. */
+/*
+ * The vCPU slices open at the horizon are closed there, so a live session
+ * stays current; at the end, what a passive domain still holds goes out as
+ * it is.
+ */
 static int host_flushed(struct sync *s, uint64_t horizon, struct dp_words *out)
 {
+	struct hostsync *hs = host_of(s);
+
+	if (hs->sched) {
+		int r = sync_sched__flush(hs->sched, horizon, out);
+
+		if (r < 0)
+			return r;
+	}
 	if (horizon != UINT64_MAX)
 		return 0;
-	return sync_passive__release_all(&host_of(s)->passive, s, out);
+	return sync_passive__release_all(&hs->passive, s, out);
+}
+
+static int host_lost(struct sync *s, const struct sync_rec *r, struct dp_words *out)
+{
+	struct hostsync *hs = host_of(s);
+
+	return hs->sched ? sync_sched__lost(hs->sched, r->cpu, r->time, out) : 0;
+}
+
+static uint32_t sched_domain(void *arg, uint32_t tgid)
+{
+	return host_task_domain(arg, tgid);
 }
 
 static const struct sync_ops host_ops = {
 	.task_domain = host_task_domain,
 	.sample = host_sample,
+	.lost = host_lost,
 	.flushed = host_flushed,
 };
 
@@ -239,6 +292,7 @@ void hostsync__free(struct hostsync *hs)
 {
 	if (!hs)
 		return;
+	sync_sched__free(hs->sched);
 	sync__fini(&hs->s);
 	free(hs->doms.v);
 	free(hs->vtids.v);
@@ -269,12 +323,19 @@ void hostsync__restate_context(struct hostsync *hs)
 
 int hostsync__scan_proc(struct hostsync *hs, struct dp_words *out)
 {
-	return sync_tasks__scan(&hs->s.tasks, out, &hs->s.st.proc_skipped);
+	int r = sync_tasks__scan(&hs->s.tasks, out, &hs->s.st.proc_skipped);
+
+	/* Live records: a task's process may be read from /proc, as the task model does. */
+	if (hs->sched && hs->s.tasks.live)
+		sync_sched__set_procfs(hs->sched, hs->s.tasks.procfs);
+	return r;
 }
 
 void hostsync__set_procfs(struct hostsync *hs, const char *root)
 {
 	hs->s.tasks.procfs = root ? root : "/proc";
+	if (hs->sched && hs->s.tasks.live)
+		sync_sched__set_procfs(hs->sched, hs->s.tasks.procfs);
 }
 
 int hostsync__queue(struct hostsync *hs, int cpu, const void *rec, size_t len)
@@ -313,6 +374,11 @@ void hostsync__set_handoff(struct hostsync *hs, hostsync_handoff_fn fn, void *ar
 
 int hostsync__set_vcpu(struct hostsync *hs, uint32_t tid, int vcpu)
 {
+	return hostsync__set_vcpu_thread(hs, 0, tid, vcpu);
+}
+
+int hostsync__set_vcpu_thread(struct hostsync *hs, uint32_t tgid, uint32_t tid, int vcpu)
+{
 	struct hs_ent *e;
 	/* A thread that stops being a vCPU keeps its entry, as -1. */
 	int r = table__get(&hs->vtids, tid, 0, &e);
@@ -320,7 +386,44 @@ int hostsync__set_vcpu(struct hostsync *hs, uint32_t tid, int vcpu)
 	if (r < 0)
 		return r;
 	e->vcpu = vcpu < 0 ? -1 : vcpu;
-	return 0;
+	if (tgid)
+		e->tgid = tgid;
+	if (hs->sched) {
+		r = sync_sched__vcpu(hs->sched, e->tgid, tid, e->vcpu);
+		/* Past SCHED_VCPU_MAX a vCPU's wait comes from the schedstat poll only. */
+		if (r == -ENOSPC)
+			r = 0;
+	}
+	return r;
+}
+
+int hostsync__add_tracepoint_id(struct hostsync *hs, uint64_t id, enum tp_kind kind)
+{
+	if ((unsigned)kind >= TP_KIND_MAX)
+		return -EINVAL;
+	return sync_ids__add(&hs->s.ids, id, SYNC_IDX_TP + (uint32_t)kind);
+}
+
+int hostsync__set_sched(struct hostsync *hs, const struct tp_sched *ts)
+{
+	int r;
+
+	if (hs->sched || !ts || !ts->open[TP_SCHED_SWITCH])
+		return -EINVAL;
+	r = sync_sched__new(hs->s.ncpus, sched_domain, hs, &hs->s.st, &hs->sched);
+	if (r < 0)
+		return r;
+	hs->tps = *ts;
+	if (hs->s.tasks.live)
+		sync_sched__set_procfs(hs->sched, hs->s.tasks.procfs);
+	/* vCPU threads told before. */
+	for (size_t i = 0; i < hs->vtids.size && r >= 0; i++) {
+		const struct hs_ent *e = &hs->vtids.v[i];
+
+		if (e->key && e->vcpu >= 0)
+			r = sync_sched__vcpu(hs->sched, e->tgid, e->key, e->vcpu);
+	}
+	return r == -ENOSPC ? 0 : r;
 }
 
 int hostsync__set_passive(struct hostsync *hs, uint32_t domain, struct passive_domain *pd)

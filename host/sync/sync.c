@@ -441,8 +441,12 @@ static int do_loss(struct sync *s, const struct sync_rec *r, uint32_t type, stru
 		return -EBADMSG;
 	n = ne64_get(r->data + (type == PERF_RECORD_LOST ? 16 : 8));
 	s->st.lost += n;
-	if (s->ops->lost)
-		s->ops->lost(s, r->cpu);
+	if (s->ops->lost) {
+		int ret = s->ops->lost(s, r, out);
+
+		if (ret < 0)
+			return ret;
+	}
 	return dp_emit__lost(out, r->cpu, n);
 }
 

@@ -36,8 +36,8 @@ struct sync_ops {
 	int (*cpu_switch)(struct sync *s, const struct sync_rec *r);
 	/* A record queued with handoff set. */
 	int (*handoff)(struct sync *s, const struct sync_rec *r, struct dp_words *out);
-	/* Records of cpu were lost. */
-	void (*lost)(struct sync *s, uint32_t cpu);
+	/* Records of r->cpu were lost (r: the LOST or LOST_SAMPLES record). */
+	int (*lost)(struct sync *s, const struct sync_rec *r, struct dp_words *out);
 	/* A flush emitted its records (horizon UINT64_MAX: the end): before its DROPPED. */
 	int (*flushed)(struct sync *s, uint64_t horizon, struct dp_words *out);
 };

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "domprof/events.h"
+#include "domprof/tracepoint.h"
 #include "domprof/vmm.h"
 
 struct hostsync;
@@ -54,6 +55,13 @@ struct collector_opts {
 	uint32_t stack_size; /* COLLECT_CG_DWARF: bytes, a multiple of 8; 0 = the default */
 	uint64_t regs_user; /* COLLECT_CG_DWARF: user registers to copy; 0 = what the unwinder needs
 			     */
+	/*
+	 * Follow the scheduler: the sched (and, where they open, irq)
+	 * tracepoints on every CPU, into the CPU's ring, every event then
+	 * sampling PERF_SAMPLE_RAW too. When they cannot be opened the
+	 * collection goes on without them: collector__sched_why() says why.
+	 */
+	bool sched;
 };
 
 /* One event index of the session (a hardware event gives two: host-only, guest-only). */
@@ -88,8 +96,16 @@ bool collector__timer_mode(const struct collector *c);
 /* Warnings worth one line each (a fallback taken), "" if none. */
 const char *collector__warnings(const struct collector *c);
 
-/* Tell hs which sample id belongs to which event index. */
+/*
+ * Tell hs which sample id belongs to which event index, and which are the
+ * scheduler tracepoints' (their layouts given with hostsync__set_sched).
+ */
 int collector__register_ids(const struct collector *c, struct hostsync *hs);
+
+/* The scheduler tracepoints followed, NULL when none are. */
+const struct tp_sched *collector__sched(const struct collector *c);
+/* Why they are not, when opts.sched asked for them (one line), else "". */
+const char *collector__sched_why(const struct collector *c);
 
 /* Enable the events (COLLECT_CMD: let the child exec; its events enable on exec). */
 int collector__start(struct collector *c, char *errbuf, size_t errlen);

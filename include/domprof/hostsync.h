@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "domprof/sync.h"
+#include "domprof/tracepoint.h"
 #include "domprof/words.h"
 
 struct hostsync;
@@ -101,6 +102,20 @@ void hostsync__set_handoff(struct hostsync *hs, hostsync_handoff_fn fn, void *ar
  * of a KVM guest-mode sample. A TCG plugin's samples carry their own.
  */
 int hostsync__set_vcpu(struct hostsync *hs, uint32_t tid, int vcpu);
+/* The same, saying the thread's process tgid (0: unknown), for the wait bookkeeping. */
+int hostsync__set_vcpu_thread(struct hostsync *hs, uint32_t tgid, uint32_t tid, int vcpu);
+
+/*
+ * Follow the scheduler (doc/neighbours.md): the tracepoints ts describes
+ * (sched_switch at least) feed the vCPU wait bookkeeping, which emits
+ * VCPU_STATE and WAIT_CHARGE for the vCPU threads told by
+ * hostsync__set_vcpu*, closing open slices at every flush. Their samples
+ * must carry PERF_SAMPLE_RAW (so must every event's: one sample_type).
+ * -EINVAL (called twice, or no sched_switch), -ENOMEM.
+ */
+int hostsync__set_sched(struct hostsync *hs, const struct tp_sched *ts);
+/* Samples whose id is id are tracepoint kind's records (not a profile event's). */
+int hostsync__add_tracepoint_id(struct hostsync *hs, uint64_t id, enum tp_kind kind);
 
 struct passive_domain;
 

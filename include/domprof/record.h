@@ -34,6 +34,10 @@ struct record_passive {
 	int64_t slide;
 };
 
+/* --timeline-ms: the noisy-neighbour timeline's bucket (doc/neighbours.md). */
+#define RECORD_DEFAULT_TIMELINE_MS 100
+#define RECORD_MAX_TIMELINE_MS	   60000
+
 /* The TCG plugin's default period (guest instructions per sample, doc/tcg-plugin.md). */
 #define TCG_PLUGIN_PERIOD 1000000
 
@@ -56,6 +60,10 @@ struct record_opts {
 	 */
 	struct record_passive *passive;
 	unsigned npassive;
+	/* With domains: the timeline's bucket in ms (0: RECORD_DEFAULT_TIMELINE_MS). */
+	uint32_t timeline_ms;
+	/* With domains: do not follow the scheduler tracepoints (vCPU wait from schedstat only). */
+	bool no_sched;
 };
 
 struct record_summary {
@@ -65,7 +73,8 @@ struct record_summary {
 	uint64_t dropped; /* samples the sync stage could not place, malformed ones included */
 	uint64_t unknown; /* samples attributed to [unknown] */
 	uint64_t late;
-	uint64_t domains; /* domains attributed */
+	uint64_t domains;	/* domains attributed */
+	uint64_t sched_unknown; /* vCPU slices closed as unknown: records lost */
 	bool child_ran;
 	int child_status; /* wait status of the command */
 };
@@ -96,6 +105,11 @@ int record__events(const char *const *args, unsigned nargs, uint32_t freq, struc
 		   unsigned *nspecs, char *errbuf, size_t errlen);
 /* One line about how domains are found when a fallback was taken, or "". */
 const char *record__notice(const struct record *r);
+/*
+ * One line when domains are profiled but the scheduler tracepoints could
+ * not be followed (and why: vCPU wait then comes from schedstat only), or "".
+ */
+const char *record__sched_notice(const struct record *r);
 /*
  * What the end of the recording has to tell, one sentence per line ("\n"
  * after each), "" if nothing: each passive domain's outcome (the slide and

@@ -56,6 +56,9 @@ struct sync_stats {
 	uint64_t stack_leaf_only; /* stacked samples with no callchain: their leaf alone */
 	uint64_t stack_foreign;	  /* callchains cut where they entered another machine's frames */
 	uint64_t unwind_failed;	  /* dwarf unwinds that stopped early (the frames found kept) */
+	uint64_t sched_records;	  /* host: scheduler/irq tracepoint records read */
+	uint64_t sched_unknown; /* host: vCPU slices closed as unknown: records lost on their CPU */
+	uint64_t sched_bad;	/* host: tracepoint records too short or naming no CPU of ours */
 };
 
 /*

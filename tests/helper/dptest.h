@@ -136,6 +136,13 @@ void tperf__sample(struct tperf_rec *r, uint16_t cpumode, uint64_t id, uint64_t 
 size_t tperf__sample_chain(uint8_t *buf, size_t cap, uint16_t cpumode, uint64_t id, uint64_t ip,
 			   uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu, uint64_t nr,
 			   const uint64_t *chain, size_t n);
+/*
+ * A sample of TPERF_SAMPLE_TYPE | PERF_SAMPLE_RAW (a tracepoint's: IP in the
+ * kernel, PERIOD 1) carrying raw[0..rawlen) padded as the kernel pads it;
+ * raw NULL: the kernel's dummy RAW of other events (size 4, a zero u32).
+ */
+void tperf__tracepoint(struct tperf_rec *r, uint64_t id, uint32_t pid, uint32_t tid, uint64_t time,
+		       uint32_t cpu, const void *raw, uint32_t rawlen);
 /* An MMAP2 of name[0..nlen); with bid, a build-id one instead of dev/inode tperf__ino. */
 void tperf__mmap2(struct tperf_rec *r, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		  uint32_t prot, const char *name, size_t nlen, const uint8_t *bid, size_t bid_len,

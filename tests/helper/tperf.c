@@ -101,6 +101,32 @@ size_t tperf__sample_chain(uint8_t *buf, size_t cap, uint16_t cpumode, uint64_t 
 	return size;
 }
 
+void tperf__tracepoint(struct tperf_rec *r, uint64_t id, uint32_t pid, uint32_t tid, uint64_t time,
+		       uint32_t cpu, const void *raw, uint32_t rawlen)
+{
+	static const uint8_t zero[8];
+	/* The u32 size and the data end on an 8-byte boundary. */
+	uint32_t size = raw ? (rawlen + 4 + 7) / 8 * 8 - 4 : 4;
+
+	tperf__begin(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	tperf__put64(r, id);
+	tperf__put64(r, 0xffffffff81000000ull);
+	tperf__put32(r, pid);
+	tperf__put32(r, tid);
+	tperf__put64(r, time);
+	tperf__put32(r, cpu);
+	tperf__put32(r, 0);
+	tperf__put64(r, 1);
+	tperf__put32(r, size);
+	if (raw) {
+		tperf__put(r, raw, rawlen);
+		tperf__put(r, zero, size - rawlen);
+	} else {
+		tperf__put(r, zero, 4);
+	}
+	tperf__finish(r);
+}
+
 void tperf__mmap2(struct tperf_rec *r, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		  uint32_t prot, const char *name, size_t nlen, const uint8_t *bid, size_t bid_len,
 		  uint64_t time, uint32_t cpu)

@@ -17,7 +17,7 @@ test_expect_success 'domprof --help lists the commands' '
 '
 test_expect_success 'domprof record --help names every option' '
 	help_mentions "domprof record" " -a" " -p" " -e" " -F" -- --duration --session-dir \
-		--separate --callgraph --mmap-pages
+		--separate --callgraph --mmap-pages --timeline-ms --no-sched
 '
 test_expect_success 'domprof report --help names every option' '
 	help_mentions "domprof report" --session-dir --symbols --domain --format

@@ -39,6 +39,13 @@ test_expect_success '... and leaves nothing unreadable behind' 'nothing_or_reada
 test_expect_failure_exit 'an unknown --separate value is refused' \
 	'domprof record --separate lib,nosuch --session-dir s7 -- true' 'nosuch|separate'
 
+test_expect_failure_exit 'a --timeline-ms of 0 is refused' \
+	'domprof record --timeline-ms 0 --session-dir s8 -- true' 'timeline-ms.*0'
+test_expect_failure_exit 'a --timeline-ms over a minute is refused' \
+	'domprof record --timeline-ms 60001 --session-dir s9 -- true' '60001'
+test_expect_failure_exit 'a --timeline-ms that is no number is refused' \
+	'domprof record --timeline-ms 1s --session-dir s10 -- true' "'1s'"
+
 test_expect_failure_exit 'report: an unknown --format is refused' \
 	'domprof report --format xml --session-dir s1' 'xml|format'
 test_done

@@ -195,6 +195,43 @@ static void test_callchain_regs_stack(void **state)
 	assert_int_equal(sync_format__parse_sample(&f, b, n, &s), -EBADMSG);
 }
 
+/* RAW (a tracepoint's record) is kept, bounded by the record; without REGS/STACK after it too. */
+static void test_raw(void **state)
+{
+	uint8_t b[128] = {0};
+	struct sync_format f;
+	struct sync_sample s;
+	uint32_t size = 12;
+	size_t n = sizeof(struct perf_event_header);
+
+	(void)state;
+	assert_int_equal(sync_format__init(&f, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_RAW,
+					   0, 0, true),
+			 0);
+	n = put64(b, n, 0xffffffff81000010ull);
+	n = put32x2(b, n, 100, 101);
+	memcpy(b + n, &size, 4);
+	memset(b + n + 4, 0xab, size);
+	n += 4 + size;
+	assert_int_equal(sync_format__parse_sample(&f, b, n, &s), 0);
+	assert_ptr_equal(s.raw, b + n - size);
+	assert_int_equal(s.raw_size, 12);
+	/* The kernel's dummy RAW of other events: a zero u32, size 4. */
+	size = 4;
+	memcpy(b + n - 16, &size, 4);
+	assert_int_equal(sync_format__parse_sample(&f, b, n - 8, &s), 0);
+	assert_int_equal(s.raw_size, 4);
+	/* A size past the record. */
+	size = 13;
+	memcpy(b + n - 16, &size, 4);
+	assert_int_equal(sync_format__parse_sample(&f, b, n - 8, &s), -EBADMSG);
+	size = UINT32_MAX;
+	memcpy(b + n - 16, &size, 4);
+	assert_int_equal(sync_format__parse_sample(&f, b, n, &s), -EBADMSG);
+	/* No room for the size itself. */
+	assert_int_equal(sync_format__parse_sample(&f, b, n - 16 + 2, &s), -EBADMSG);
+}
+
 static void test_event_ids(void **state)
 {
 	struct sync_ids t = {0};
@@ -208,7 +245,12 @@ static void test_event_ids(void **state)
 	assert_int_equal(sync_ids__add(&t, 20, 1), 0);
 	assert_int_equal(sync_ids__add(&t, 20, 3), 0); /* re-pointed */
 	assert_int_equal(sync_ids__add(&t, 40, DP_MAX_EVENTS), -EINVAL);
+	assert_int_equal(sync_ids__add(&t, 40, SYNC_IDX_TP - 1), -EINVAL);
+	assert_int_equal(sync_ids__add(&t, 40, SYNC_IDX_TP + SYNC_IDX_TP_MAX), -EINVAL);
 	assert_int_equal(t.n, 3);
+	assert_int_equal(sync_ids__add(&t, 50, SYNC_IDX_TP + 2), 0); /* a tracepoint's */
+	s.id = 50;
+	assert_int_equal(sync_ids__index(&t, &s), SYNC_IDX_TP + 2);
 	s.id = 10;
 	assert_int_equal(sync_ids__index(&t, &s), 0);
 	s.id = 20;
@@ -229,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_minimal_and_refused_types),
 		cmocka_unit_test(test_trailer),
 		cmocka_unit_test(test_callchain_regs_stack),
+		cmocka_unit_test(test_raw),
 		cmocka_unit_test(test_event_ids),
 	};
 
