@@ -77,6 +77,7 @@ struct collector {
 	uint8_t copy[COPY_MAX];
 	char warn[512];
 	struct tp_sched tps; /* the tracepoints followed (tps.open) */
+	char *filter;	     /* the filter set on them last, NULL: none */
 	bool sched_on;
 	char sched_why[320];
 };
@@ -646,7 +647,8 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 	if (!c->opts.mmap_pages)
 		c->opts.mmap_pages = opts->callgraph == COLLECT_CG_DWARF
 					     ? COLLECTOR_DEFAULT_PAGES_DWARF
-					     : COLLECTOR_DEFAULT_PAGES;
+				     : opts->sched ? COLLECTOR_DEFAULT_PAGES_SCHED
+						   : COLLECTOR_DEFAULT_PAGES;
 	if (c->opts.mmap_pages & (c->opts.mmap_pages - 1) || c->opts.mmap_pages > (1u << 20)) {
 		dp_errbuf__set(errbuf, errlen, "--mmap-pages must be a power of two (got %u)",
 			       c->opts.mmap_pages);
@@ -726,6 +728,7 @@ void collector__free(struct collector *c)
 	for (unsigned i = 0; c->rings && i < c->ncpus_online; i++)
 		if (c->rings[i].base)
 			munmap(c->rings[i].base, c->rings[i].mmap_len);
+	free(c->filter);
 	free(c->rings);
 	free(c->fds);
 	free(c->cpus);
@@ -784,6 +787,8 @@ int collector__start(struct collector *c, char *errbuf, size_t errlen)
 	c->last_now = dp_now_ns();
 	if (c->opts.target != COLLECT_CMD) {
 		for (size_t i = 0; i < c->nfds; i++) {
+			if (IS_TP(c->fds[i].idx))
+				continue; /* collector__start_sched() */
 			if (ioctl(c->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 				int r = -errno;
 
@@ -824,6 +829,57 @@ int collector__start(struct collector *c, char *errbuf, size_t errlen)
 	}
 	c->started = true;
 	return 0;
+}
+
+int collector__start_sched(struct collector *c)
+{
+	for (size_t i = 0; i < c->nfds; i++)
+		if (IS_TP(c->fds[i].idx) && ioctl(c->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return -errno;
+	return 0;
+}
+
+/* The kernel copies at most a page of filter text. */
+#define FILTER_MAX 4000
+
+int collector__sched_filter(struct collector *c, const uint32_t *tids, size_t n)
+{
+	char *f = malloc(FILTER_MAX + 32);
+	size_t len = 0;
+	int r = 0;
+
+	if (!f)
+		return -ENOMEM;
+	f[0] = '\0';
+	for (size_t i = 0; tids && i < n && len < FILTER_MAX; i++)
+		len += (size_t)snprintf(f + len, FILTER_MAX + 32 - len, "%spid == %u",
+					i ? " || " : "", tids[i]);
+	if (!tids || len >= FILTER_MAX)
+		snprintf(f, FILTER_MAX, "pid >= 0"); /* too many to name: all */
+	else if (!n)
+		snprintf(f, FILTER_MAX, "pid == 0"); /* none: the idle task is never woken */
+	if (c->filter && !strcmp(c->filter, f)) {
+		free(f);
+		return 0;
+	}
+	for (size_t i = 0; i < c->nfds && r >= 0; i++) {
+		uint32_t idx = c->fds[i].idx;
+
+		if (idx != TP_IDX(TP_SCHED_WAKEUP) && idx != TP_IDX(TP_SCHED_WAKING) &&
+		    idx != TP_IDX(TP_SCHED_MIGRATE) && idx != TP_IDX(TP_SCHED_EXIT))
+			continue;
+		if (ioctl(c->fds[i].fd, PERF_EVENT_IOC_SET_FILTER, f) < 0)
+			r = -errno;
+	}
+	if (r < 0) {
+		/* Some took it, some not: let all through, as without a filter. */
+		for (size_t i = 0; i < c->nfds; i++)
+			if (IS_TP(c->fds[i].idx) && c->fds[i].idx != TP_IDX(TP_SCHED_SWITCH))
+				ioctl(c->fds[i].fd, PERF_EVENT_IOC_SET_FILTER, "pid >= 0");
+	}
+	free(c->filter);
+	c->filter = f;
+	return r;
 }
 
 int collector__poll(struct collector *c, int timeout_ms)

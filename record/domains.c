@@ -725,6 +725,13 @@ const char *rdomains__messages(const struct rdomains *rd)
 	return rd && rd->msgs ? rd->msgs : "";
 }
 
+size_t rdomains__vcpu_tids(const struct rdomains *rd, uint32_t *tids, size_t max)
+{
+	for (size_t i = 0; i < rd->nvt && i < max; i++)
+		tids[i] = (uint32_t)rd->vt[i].tid;
+	return rd->nvt;
+}
+
 uint64_t rdomains__count(const struct rdomains *rd)
 {
 	return rd ? rd->ndomains : 0;

@@ -48,6 +48,8 @@ const char *rdomains__messages(const struct rdomains *rd);
 unsigned rdomains__agent_fds(const struct rdomains *rd, int *fds, unsigned max);
 /* Domains attributed so far. */
 uint64_t rdomains__count(const struct rdomains *rd);
+/* The vCPU threads followed now, at most max of them into tids; how many there are. */
+size_t rdomains__vcpu_tids(const struct rdomains *rd, uint32_t *tids, size_t max);
 void rdomains__free(struct rdomains *rd);
 
 #endif

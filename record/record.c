@@ -58,6 +58,7 @@ struct record {
 	bool done;
 	int child_status;
 	char sched_notice[512];
+	bool filter_refused;
 };
 
 static int fail(char *errbuf, size_t errlen, int r, const char *fmt, ...)
@@ -135,6 +136,22 @@ static int emit_header(struct record *r)
 					collector__sched(c) ? DP_TIMELINE_SCHED_TP : 0);
 	}
 	return ret;
+}
+
+/*
+ * The tracepoints' wakeups, migrations and exits: only the vCPU threads'
+ * reach the rings. A filter the kernel refuses is said once; all then come.
+ */
+static void sched_filter(struct record *r)
+{
+	uint32_t tids[512];
+	size_t n;
+
+	if (!r->rd || !collector__sched(r->col) || r->filter_refused)
+		return;
+	n = rdomains__vcpu_tids(r->rd, tids, 512);
+	if (collector__sched_filter(r->col, n <= 512 ? tids : NULL, n) < 0)
+		r->filter_refused = true;
 }
 
 int record__open(const struct record_opts *opts, struct record **out, char *errbuf, size_t errlen)
@@ -245,6 +262,12 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 		fail(errbuf, errlen, ret, "cannot scan /proc: %s", strerror(-ret));
 		goto err;
 	}
+	ret = collector__start_sched(r->col);
+	if (ret < 0) {
+		fail(errbuf, errlen, ret, "cannot enable the scheduler tracepoints: %s",
+		     strerror(-ret));
+		goto err;
+	}
 	if (!opts->no_domains) {
 		const struct collector_event *e0 = collector__event(r->col, 0);
 		/* Agents sample at the host's rate, so their samples weigh the same. */
@@ -270,6 +293,7 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 			fail(errbuf, errlen, ret, "finding domains: %s", strerror(-ret));
 			goto err;
 		}
+		sched_filter(r);
 	}
 	ret = push(r, errbuf, errlen);
 	if (ret < 0)
@@ -335,6 +359,7 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 			if (ret < 0)
 				return fail(errbuf, errlen, ret, "finding domains: %s",
 					    strerror(-ret));
+			sched_filter(r);
 		}
 		if (horizon > now - DOMAIN_HOLD_NS)
 			horizon = now > DOMAIN_HOLD_NS ? now - DOMAIN_HOLD_NS : 0;

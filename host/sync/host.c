@@ -198,7 +198,8 @@ static int host_sample(struct sync *s, const struct sync_rec *r, const struct sy
 		return idx;
 	if (idx >= SYNC_IDX_TP)
 		return host_tracepoint(hs, r, d, (enum tp_kind)(idx - SYNC_IDX_TP), out);
-	if (hs->sched && d->has_cpu) {
+	/* A TCG plugin's sample (its vCPU in CPU's reserved half) says nothing of a host CPU. */
+	if (hs->sched && d->has_cpu && !d->cpu_res) {
 		ret = sync_sched__seen(hs->sched, r->cpu, r->time, d->pid, d->tid, out);
 		if (ret < 0)
 			return ret;

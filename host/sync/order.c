@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* A binary heap of records by (time, arrival) and the flush horizon (host/sync/order.h). */
+/* Per-CPU runs and a heap of records by (time, arrival), and the flush horizon (host/sync/order.h).
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -23,11 +24,23 @@ struct sync_rec *sync_rec__new(const void *data, size_t len)
 
 void sync_queue__fini(struct sync_queue *q)
 {
-	for (size_t i = 0; i < q->n; i++)
-		free(q->heap[i]);
+	for (size_t i = 0; i < q->hn; i++)
+		free(q->heap[i].r);
 	free(q->heap);
 	q->heap = NULL;
-	q->n = q->cap = 0;
+	q->n = q->hn = q->cap = 0;
+	for (size_t c = 0; q->runs && c < SYNC_CPU_MAX; c++) {
+		struct sync_run *run = &q->runs[c];
+
+		for (size_t i = run->head; i < run->n; i++)
+			free(run->v[i].r);
+		free(run->v);
+	}
+	free(q->runs);
+	free(q->rheap);
+	q->runs = NULL;
+	q->rheap = NULL;
+	q->rn = 0;
 }
 
 uint64_t sync_queue__stamp(struct sync_queue *q, uint32_t cpu, bool has_time, uint64_t time)
@@ -42,55 +55,178 @@ bool sync_queue__late(const struct sync_queue *q, uint64_t time)
 	return q->flushed && time <= q->horizon_done;
 }
 
-static bool rec_before(const struct sync_rec *a, const struct sync_rec *b)
+static bool rec_before(const struct sync_qent *a, const struct sync_qent *b)
 {
 	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
-int sync_queue__push(struct sync_queue *q, struct sync_rec *r)
+static void heap_push(struct sync_qent *h, size_t i, struct sync_qent e)
 {
-	size_t i;
-
-	if (dp_ensure(q->heap, q->cap, q->n + 1) < 0)
-		return -ENOMEM;
-	r->seq = q->seq++;
-	i = q->n++;
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
 
-		if (!rec_before(r, q->heap[parent]))
+		if (!rec_before(&e, &h[parent]))
 			break;
-		q->heap[i] = q->heap[parent];
+		h[i] = h[parent];
 		i = parent;
 	}
-	q->heap[i] = r;
-	return 0;
+	h[i] = e;
 }
 
-struct sync_rec *sync_queue__pop(struct sync_queue *q, uint64_t horizon)
+/* Remove the top of a heap of n + 1 entries (n after). */
+static void heap_pop(struct sync_qent *h, size_t n)
 {
-	struct sync_rec *top, *last;
-	size_t i = 0, n;
+	struct sync_qent last = h[n];
+	size_t i = 0;
 
-	if (!q->n || q->heap[0]->time > horizon)
-		return NULL;
-	top = q->heap[0];
-	last = q->heap[--q->n];
-	n = q->n;
 	for (;;) {
 		size_t c = 2 * i + 1;
 
 		if (c >= n)
 			break;
-		if (c + 1 < n && rec_before(q->heap[c + 1], q->heap[c]))
+		if (c + 1 < n && rec_before(&h[c + 1], &h[c]))
 			c++;
-		if (!rec_before(q->heap[c], last))
+		if (!rec_before(&h[c], &last))
 			break;
-		q->heap[i] = q->heap[c];
+		h[i] = h[c];
 		i = c;
 	}
 	if (n)
-		q->heap[i] = last;
+		h[i] = last;
+}
+
+static const struct sync_qent *run_head(const struct sync_queue *q, uint32_t cpu)
+{
+	const struct sync_run *run = &q->runs[cpu];
+
+	return &run->v[run->head];
+}
+
+static void rheap_set(struct sync_queue *q, size_t i, uint32_t cpu)
+{
+	q->rheap[i] = cpu;
+	q->runs[cpu].hpos = (uint32_t)i + 1;
+}
+
+/* Restore the heap of runs around slot i, whose run's head changed (or arrived). */
+static void rheap_fix(struct sync_queue *q, size_t i)
+{
+	uint32_t cpu = q->rheap[i];
+	const struct sync_qent *key = run_head(q, cpu);
+
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+
+		if (!rec_before(key, run_head(q, q->rheap[parent])))
+			break;
+		rheap_set(q, i, q->rheap[parent]);
+		i = parent;
+	}
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= q->rn)
+			break;
+		if (c + 1 < q->rn &&
+		    rec_before(run_head(q, q->rheap[c + 1]), run_head(q, q->rheap[c])))
+			c++;
+		if (!rec_before(run_head(q, q->rheap[c]), key))
+			break;
+		rheap_set(q, i, q->rheap[c]);
+		i = c;
+	}
+	rheap_set(q, i, cpu);
+}
+
+static int run_push(struct sync_queue *q, struct sync_run *run, uint32_t cpu, struct sync_qent e)
+{
+	if (run->head && run->n == run->cap) {
+		/* Reuse the room of what was popped before growing. */
+		memmove(run->v, run->v + run->head, (run->n - run->head) * sizeof(*run->v));
+		run->n -= run->head;
+		run->head = 0;
+	}
+	if (dp_ensure(run->v, run->cap, run->n + 1) < 0)
+		return -ENOMEM;
+	run->v[run->n++] = e;
+	if (!run->hpos) {
+		if (!q->rheap) {
+			q->rheap = malloc(SYNC_CPU_MAX * sizeof(*q->rheap));
+			if (!q->rheap) {
+				run->n--;
+				return -ENOMEM;
+			}
+		}
+		rheap_set(q, q->rn++, cpu);
+		rheap_fix(q, q->rn - 1);
+	}
+	return 0;
+}
+
+int sync_queue__push(struct sync_queue *q, struct sync_rec *r)
+{
+	struct sync_qent e;
+
+	if (!q->runs) {
+		q->runs = calloc(SYNC_CPU_MAX, sizeof(*q->runs));
+		if (!q->runs)
+			return -ENOMEM;
+	}
+	e = (struct sync_qent){r->time, q->seq, r};
+	if (r->cpu < SYNC_CPU_MAX && !r->handoff) {
+		struct sync_run *run = &q->runs[r->cpu];
+
+		if (run->head == run->n || run->v[run->n - 1].time <= r->time) {
+			int ret = run_push(q, run, r->cpu, e);
+
+			if (ret < 0)
+				return ret;
+			r->seq = q->seq++;
+			q->n++;
+			return 0;
+		}
+	}
+	if (dp_ensure(q->heap, q->cap, q->hn + 1) < 0)
+		return -ENOMEM;
+	r->seq = q->seq++;
+	heap_push(q->heap, q->hn++, e);
+	q->n++;
+	return 0;
+}
+
+struct sync_rec *sync_queue__pop(struct sync_queue *q, uint64_t horizon)
+{
+	const struct sync_qent *h = q->hn ? &q->heap[0] : NULL;
+	const struct sync_qent *rh = q->rn ? run_head(q, q->rheap[0]) : NULL;
+	struct sync_rec *top;
+
+	if (rh && (!h || rec_before(rh, h))) {
+		uint32_t cpu = q->rheap[0];
+		struct sync_run *run = &q->runs[cpu];
+
+		if (rh->time > horizon)
+			return NULL;
+		top = rh->r;
+		q->n--;
+		run->head++;
+		if (run->head < run->n) {
+			rheap_fix(q, 0);
+			return top;
+		}
+		/* Empty: out of the heap of runs. */
+		run->head = run->n = 0;
+		run->hpos = 0;
+		if (--q->rn) {
+			rheap_set(q, 0, q->rheap[q->rn]);
+			rheap_fix(q, 0);
+		}
+		return top;
+	}
+	if (!h || h->time > horizon)
+		return NULL;
+	top = h->r;
+	heap_pop(q->heap, --q->hn);
+	q->n--;
 	return top;
 }
 

@@ -24,9 +24,32 @@ struct sync_rec {
 	uint8_t data[];
 };
 
+/* A queue entry: the key beside the record, so that ordering touches no record (cache misses). */
+struct sync_qent {
+	uint64_t time, seq;
+	struct sync_rec *r;
+};
+
+/* One CPU's records that came in time order: a FIFO. */
+struct sync_run {
+	struct sync_qent *v;
+	size_t head, n, cap;
+	uint32_t hpos; /* its place in the heap of runs + 1; 0 while empty */
+};
+
+/*
+ * A ring gives a CPU's records in time order, so each CPU's go to its run
+ * and only the runs' heads are merged (a heap of runs); a record older than
+ * its run's last (another source on that CPU, a late one) goes to a heap of
+ * its own. Both are ordered by (time, arrival).
+ */
 struct sync_queue {
-	struct sync_rec **heap;
-	size_t n, cap;
+	size_t n;		/* records queued */
+	struct sync_qent *heap; /* records out of their CPU's order */
+	size_t hn, cap;
+	struct sync_run *runs; /* SYNC_CPU_MAX of them, allocated at the first push */
+	uint32_t *rheap;       /* CPUs whose run is not empty, by their head */
+	size_t rn;
 	uint64_t seq;
 	uint64_t horizon_done;
 	bool flushed;

@@ -273,14 +273,17 @@ static void open_slice(struct sync_sched *ss, struct svcpu *v, enum sv_state sta
 	}
 }
 
-/* Close v's slice at t and open another. */
+/* Close v's slice at t (where close_slice really closes it) and open another there. */
 static int move(struct sync_sched *ss, struct svcpu *v, enum sv_state state, uint32_t cpu,
 		uint64_t t, struct dp_words *out)
 {
-	int r = close_slice(ss, v, t, out);
+	int r;
 
-	if (t < v->since)
+	if (v->state != SV_NONE && t < v->since)
 		t = v->since;
+	if (v->state == SV_RUNNABLE && t < v->charged)
+		t = v->charged;
+	r = close_slice(ss, v, t, out);
 	open_slice(ss, v, state, cpu, t);
 	return r;
 }

@@ -26,6 +26,11 @@ struct hostsync;
 #define COLLECTOR_DEFAULT_PAGES 128
 /* With dwarf call graphs a sample carries its stack copy: 8 KiB at 4 kHz is 32 MiB/s a CPU. */
 #define COLLECTOR_DEFAULT_PAGES_DWARF 1024
+/*
+ * With the scheduler tracepoints a CPU writes a record per switch, wakeup
+ * and irq: about 100 bytes each, 20 MiB/s at 200k switches a second.
+ */
+#define COLLECTOR_DEFAULT_PAGES_SCHED 1024
 
 enum collector_target {
 	COLLECT_ALL = 0, /* -a: every CPU, every task */
@@ -121,6 +126,23 @@ int collector__poll_with(struct collector *c, int timeout_ms, const int *extra, 
  * drain (records of a CPU reach its ring in time order).
  */
 int collector__drain(struct collector *c, struct hostsync *hs, uint64_t *horizon);
+
+/*
+ * Enable the scheduler tracepoints (collector__start leaves them off: a
+ * switch-heavy host fills the rings with them while the caller's start-up
+ * work, the /proc scan, keeps it from draining). -errno.
+ */
+int collector__start_sched(struct collector *c);
+
+/*
+ * Only the wakeups, migrations and exits of these n threads (the vCPU
+ * threads) are worth their records: the kernel drops the others (a
+ * tracepoint filter; a list too long for one, or tids NULL, lets all
+ * through). Switches
+ * are all kept: they say what holds each CPU. 0, or -errno when the
+ * kernel refuses the filter (everything then stays unfiltered).
+ */
+int collector__sched_filter(struct collector *c, const uint32_t *tids, size_t n);
 
 /* Disable all events. */
 void collector__stop(struct collector *c);

@@ -97,6 +97,66 @@ static void test_many_records_stay_ordered(void **state)
 	free(q);
 }
 
+/*
+ * Pushes and pops interleaved as a live session does them: per-CPU runs
+ * that grow, empty and refill, records out of their CPU's order and
+ * handoffs beside them. Every flush gives exactly the records at or before
+ * its horizon, in (time, arrival) order.
+ */
+static void test_interleaved_flushes(void **state)
+{
+	struct sync_queue *q = calloc(1, sizeof(*q));
+	uint64_t now[8] = {0}, total = 0, popped = 0;
+	uint32_t rnd = 12345;
+
+	(void)state;
+	assert_non_null(q);
+	for (uint64_t horizon = 1000; horizon <= 200000; horizon += 1000) {
+		struct sync_rec *r;
+		uint64_t last = 0, seq = 0;
+		bool first = true;
+
+		for (int i = 0; i < 300; i++) {
+			uint32_t cpu;
+			uint64_t t;
+
+			rnd = rnd * 1103515245 + 12345;
+			cpu = (rnd >> 16) % 8;
+			/* Mostly in order per CPU; one in 16 older (another source on it). */
+			now[cpu] += (rnd >> 8) % 7;
+			t = (rnd >> 4) % 16 ? now[cpu] : now[cpu] - now[cpu] / 3;
+			if (t + 3000 < horizon)
+				t = horizon - 3000 + (rnd >> 20) % 3000;
+			r = sync_rec__new(&i, sizeof(i));
+			assert_non_null(r);
+			r->cpu = cpu;
+			r->time = t;
+			r->handoff = (rnd >> 12) % 50 == 0;
+			assert_int_equal(sync_queue__push(q, r), 0);
+			total++;
+		}
+		while ((r = sync_queue__pop(q, horizon))) {
+			assert_true(r->time <= horizon);
+			assert_true(first || r->time > last || (r->time == last && r->seq > seq));
+			first = false;
+			last = r->time;
+			seq = r->seq;
+			popped++;
+			free(r);
+		}
+		assert_int_equal(q->n, total - popped);
+		/* What is left is all after the horizon. */
+		r = sync_queue__pop(q, UINT64_MAX);
+		if (r) {
+			assert_true(r->time > horizon);
+			assert_int_equal(sync_queue__push(q, r), 0); /* back: a new arrival */
+		}
+		sync_queue__done(q, horizon);
+	}
+	sync_queue__fini(q);
+	free(q);
+}
+
 static void test_time_shift(void **state)
 {
 	(void)state;
@@ -110,6 +170,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpus_merged_up_to_horizon),
 		cmocka_unit_test(test_many_records_stay_ordered),
+		cmocka_unit_test(test_interleaved_flushes),
 		cmocka_unit_test(test_time_shift),
 	};
 

@@ -669,6 +669,37 @@ static void test_tgid_fallback(void **state)
 	free(g);
 }
 
+/* A TCG plugin's sample (cpu 0 of no ring, its vCPU in CPU's reserved half) names no CPU's holder.
+ */
+static void test_tcg_sample_ignored(void **state)
+{
+	static const struct ev evs[] = {{'S', 1000, 0, 0, 501, 0, S_STATE},
+					{'S', 2000, 0, 501, 701, 0, R_STATE},
+					{'M', 2100, 0, 501, 0, 3},
+					{0}};
+	struct got *g = calloc(1, sizeof(*g));
+	uint32_t vcpu_plus_one = 1;
+	struct tperf_rec r;
+	struct fx f;
+
+	(void)state;
+	setup(&f);
+	for (const struct ev *e = evs; e->op; e++)
+		play(&f, e);
+	tperf__tracepoint(&r, PROF_ID, 600, 600, 2200, 3, NULL, 0);
+	memcpy(r.b + 44, &vcpu_plus_one, 4);
+	assert_int_equal(hostsync__queue(f.hs, -1, r.b, r.n), 0);
+	play(&f, &(struct ev){'S', 2500, 3, 702, 501, 0, R_STATE});
+	assert_int_equal(hostsync__flush(f.hs, 2500, &f.out), 0);
+	collect(&f.out, g);
+	check_invariants(g);
+	assert_int_equal(g->nch, 2);
+	assert_int_equal(g->ch[1].kind, DP_WHO_UNKNOWN);
+	assert_int_equal(g->ch[1].ns, 400);
+	teardown(&f);
+	free(g);
+}
+
 /* prev_state: runnable only when running or preempted. */
 static void test_prev_state(void **state)
 {
@@ -686,9 +717,13 @@ static void test_prev_state(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cases),	    cmocka_unit_test(test_flush_is_live),
-		cmocka_unit_test(test_bad_records), cmocka_unit_test(test_vcpu_retired),
-		cmocka_unit_test(test_prev_state),  cmocka_unit_test(test_tgid_fallback),
+		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_flush_is_live),
+		cmocka_unit_test(test_bad_records),
+		cmocka_unit_test(test_vcpu_retired),
+		cmocka_unit_test(test_prev_state),
+		cmocka_unit_test(test_tgid_fallback),
+		cmocka_unit_test(test_tcg_sample_ignored),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
