@@ -128,12 +128,14 @@ guest__owner() {
 	echo "$1 ${st:-0}"
 }
 
-# guest_define NAME --vcpus N [--pin CPUSET] [--run "CMD"] [--memory MB]
-#              [--agent-socket PATH] [--agent] [--plugin FILE[,ARG=V...]]
+# guest_define NAME --vcpus N [--pin CPUSET] [--emulator-pin CPUSET]
+#              [--run "CMD"] [--memory MB] [--agent-socket PATH] [--agent] [--plugin FILE[,ARG=V...]]
 #              [--cmdline "ARGS"] [--on-reboot destroy|restart] [--no-start]
 # Defines domain domprof-test-NAME (TCG, direct kernel boot of the cached
 # guest, serial console in $TEST_DIR/NAME.console.log) and starts it unless
 # --no-start. --pin pins every vCPU to CPUSET (libvirt syntax: "1", "0-1").
+# --emulator-pin pins QEMU's other threads (main loop, I/O, RCU) to CPUSET:
+# with --pin on the same set, all of the guest's threads stay there.
 # --agent starts /bin/domprof-agent in the guest before the --run command
 # (domprof.agent=1; needs --agent-socket for its channel). --on-reboot
 # restart: a reboot of the guest (`echo b >/proc/sysrq-trigger`) boots it
@@ -142,12 +144,13 @@ guest_define() {
 	[ $# -ge 1 ] || { echo "guest_define: NAME missing" >&2; return 1; }
 	g_name=$(guest_name "$1")
 	shift
-	g_vcpus=1 g_pin='' g_run='' g_mem=128 g_sock='' g_plugin='' g_extra='' g_start=1
+	g_vcpus=1 g_pin='' g_epin='' g_run='' g_mem=128 g_sock='' g_plugin='' g_extra='' g_start=1
 	g_reboot=destroy
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--vcpus) g_vcpus=$2; shift 2 ;;
 		--pin) g_pin=$2; shift 2 ;;
+		--emulator-pin) g_epin=$2; shift 2 ;;
 		--run) g_run=$2; shift 2 ;;
 		--memory) g_mem=$2; shift 2 ;;
 		--agent-socket) g_sock=$2; shift 2 ;;
@@ -194,13 +197,14 @@ guest_define() {
 		echo "  <metadata><dp:test xmlns:dp='https://domprof.org/test/1' owner='$(guest__owner $$)' dir='$(guest__xml_escape "$TEST_DIR")'/></metadata>"
 		echo "  <memory unit='MiB'>$g_mem</memory>"
 		echo "  <vcpu placement='static'>$g_vcpus</vcpu>"
-		if [ -n "$g_pin" ]; then
+		if [ -n "$g_pin$g_epin" ]; then
 			echo "  <cputune>"
 			i=0
-			while [ $i -lt "$g_vcpus" ]; do
+			while [ -n "$g_pin" ] && [ $i -lt "$g_vcpus" ]; do
 				echo "    <vcpupin vcpu='$i' cpuset='$g_pin'/>"
 				i=$((i + 1))
 			done
+			[ -z "$g_epin" ] || echo "    <emulatorpin cpuset='$g_epin'/>"
 			echo "  </cputune>"
 		fi
 		echo "  <os>"
@@ -357,4 +361,13 @@ test_at_exit '[ ! -e "$TEST_DIR/.guests" ] || guest__cleanup mine'
 # schedstat TID: "RUN_NS WAIT_NS" of a thread (/proc/TID/schedstat).
 schedstat() {
 	awk '{ print $1, $2 }' "/proc/$1/schedstat" 2>/dev/null
+}
+
+# guest_affinity NAME: "TID<tab>CPULIST<tab>COMM" of every thread of its QEMU
+# process (the CPUs each may run on).
+guest_affinity() {
+	guest_threads "$1" | while IFS='	' read -r ga_t ga_c; do
+		ga_l=$(taskset -pc "$ga_t" 2>/dev/null) || continue
+		printf '%s\t%s\t%s\n' "$ga_t" "${ga_l##*: }" "$ga_c"
+	done
 }

@@ -22,3 +22,12 @@ bench-domains: bench/domains-gen$(EXEEXT) cli/domprof
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 		$(SHELL) $(top_srcdir)/bench/domains-ingest.sh
 .PHONY: bench-domains
+
+# Issue 10 (noisy neighbours, doc/neighbours.md) acceptance tests:
+# tests/t/t26*.sh (t2600 and t2610 run alone: Makefile.am ALONE_TESTS).
+NEIGHBOUR_TESTS = \
+	tests/t/t2600-neighbours.sh \
+	tests/t/t2610-neighbours-guests.sh \
+	tests/t/t2620-neighbours-fallback.sh
+TESTS += $(NEIGHBOUR_TESTS)
+EXTRA_DIST += $(NEIGHBOUR_TESTS) tests/helper/cpuhog.py tests/helper/neighbours.py
