@@ -766,7 +766,9 @@ static int handle_vcpu_wait(struct daemon *d, const struct dp_item *it)
 	w = &m->waits[lo];
 	if (d->tl)
 		timeline__schedstat(d, daemon__domain_by_id(d, r.domain)->slot + 1,
-				    (uint32_t)r.vcpu, r.ns, r.wait_ns, r.run_ns);
+				    (uint32_t)r.vcpu, w->last_ns, r.ns, r.wait_ns, r.run_ns);
+	if (r.ns > w->last_ns)
+		w->last_ns = r.ns;
 	w->wait_ns = dp_sat_add(w->wait_ns, r.wait_ns);
 	w->run_ns = dp_sat_add(w->run_ns, r.run_ns);
 	m->dirty_wait = true;

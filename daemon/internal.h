@@ -91,6 +91,7 @@ struct dlife {
 struct dwait {
 	uint32_t vcpu, tid;
 	uint64_t wait_ns, run_ns;
+	uint64_t last_ns; /* time of the latest record: where the next delta starts */
 };
 
 /* A received byte range [start, end) of a guest binary. */
@@ -353,8 +354,8 @@ int timeline__wait_charge(struct daemon *d, const struct dp_item *it);
 /* n samples of event in the current context (slot, task, time). */
 void timeline__samples(struct daemon *d, uint32_t event, uint64_t n);
 /* A VCPU_WAIT delta of the directory slot (schedstat fallback), at time ns. */
-void timeline__schedstat(struct daemon *d, uint32_t slot, uint32_t vcpu, uint64_t ns,
-			 uint64_t wait_ns, uint64_t run_ns);
+void timeline__schedstat(struct daemon *d, uint32_t slot, uint32_t vcpu, uint64_t from_ns,
+			 uint64_t ns, uint64_t wait_ns, uint64_t run_ns);
 /* Each directory's meta/timeline, when it changed. The first error. */
 int timeline__write(struct daemon *d);
 /* Its keys in meta/stats. */

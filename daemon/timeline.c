@@ -446,12 +446,24 @@ void timeline__samples(struct daemon *d, uint32_t event, uint64_t n)
 		proc_samples(d, s, slot, event, (uint32_t)i, n);
 }
 
-void timeline__schedstat(struct daemon *d, uint32_t slot, uint32_t vcpu, uint64_t ns,
-			 uint64_t wait_ns, uint64_t run_ns)
+/* part of total in proportion part_ns of span_ns, without overflow (span_ns > 0). */
+static uint64_t share(uint64_t total, uint64_t part_ns, uint64_t span_ns)
+{
+	return (uint64_t)((unsigned __int128)total * part_ns / span_ns);
+}
+
+/*
+ * A schedstat delta read at ns covers the time since the thread's previous
+ * reading (from_ns; 0 or later than ns: unknown): spread evenly over the
+ * buckets of [from_ns, ns), so a poll slower than the buckets does not pile
+ * a whole period into one; the last bucket takes the rounding.
+ */
+void timeline__schedstat(struct daemon *d, uint32_t slot, uint32_t vcpu, uint64_t from_ns,
+			 uint64_t ns, uint64_t wait_ns, uint64_t run_ns)
 {
 	struct timeline *tl = d->tl;
 	struct tlslot *s = slot_get(d, slot);
-	struct tlbucket *b;
+	uint64_t off, end, span, wait_left = wait_ns, run_left = run_ns;
 	int err = 0;
 
 	if (!s)
@@ -461,13 +473,28 @@ void timeline__schedstat(struct daemon *d, uint32_t slot, uint32_t vcpu, uint64_
 		tl->outside++;
 		return;
 	}
-	b = bucket_get(s, (ns - d->start_ns) / tl->bucket_ns, &err);
-	if (!b) {
-		tl->past_bound++;
-		return;
-	}
-	b->sched_wait = dp_sat_add(b->sched_wait, wait_ns);
-	b->sched_run = dp_sat_add(b->sched_run, run_ns);
+	end = ns - d->start_ns;
+	off = from_ns >= d->start_ns && from_ns < ns ? from_ns - d->start_ns : end;
+	span = end - off;
+	do {
+		uint64_t i = (off == end && off) ? (end - 1) / tl->bucket_ns : off / tl->bucket_ns;
+		uint64_t bend = (i + 1) * tl->bucket_ns;
+		uint64_t part = (bend < end ? bend : end) - off;
+		bool last = off + part >= end;
+		uint64_t w = last ? wait_left : share(wait_ns, part, span);
+		uint64_t r = last ? run_left : share(run_ns, part, span);
+		struct tlbucket *b = bucket_get(s, i, &err);
+
+		if (!b) {
+			tl->past_bound++;
+			return;
+		}
+		b->sched_wait = dp_sat_add(b->sched_wait, w);
+		b->sched_run = dp_sat_add(b->sched_run, r);
+		wait_left -= w;
+		run_left -= r;
+		off += part;
+	} while (off < end);
 	s->dirty = tl->dirty = true;
 }
 

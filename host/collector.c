@@ -79,6 +79,12 @@ struct collector {
 	struct tp_sched tps; /* the tracepoints followed (tps.open) */
 	char *filter;	     /* the filter set on them last, NULL: none */
 	bool sched_on;
+	/*
+	 * The probe's sched_switch, kept open until the end: closing a
+	 * tracepoint's last event waits for an RCU grace period, seconds on a
+	 * loaded VM, at start-up otherwise.
+	 */
+	int probe_fd;
 	char sched_why[320];
 };
 
@@ -548,7 +554,7 @@ static void sched_probe(struct collector *c)
 		sched_off(c, "cannot open sched:sched_switch: %s", errno_hint(fd));
 		return;
 	}
-	close(fd);
+	c->probe_fd = fd;
 	c->sched_on = true;
 }
 
@@ -642,6 +648,7 @@ int collector__new(const struct collector_opts *opts, struct collector **out, ch
 	c->child = -1;
 	c->go_fd = -1;
 	c->err_fd = -1;
+	c->probe_fd = -1;
 	c->build_id_ok = true;
 	c->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	if (!c->opts.mmap_pages)
@@ -725,6 +732,8 @@ void collector__free(struct collector *c)
 		close(c->err_fd);
 	for (size_t i = 0; i < c->nfds; i++)
 		close(c->fds[i].fd);
+	if (c->probe_fd >= 0)
+		close(c->probe_fd);
 	for (unsigned i = 0; c->rings && i < c->ncpus_online; i++)
 		if (c->rings[i].base)
 			munmap(c->rings[i].base, c->rings[i].mmap_len);

@@ -231,6 +231,10 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 			 "scheduler tracepoints not followed (%s): vCPU wait comes from "
 			 "schedstat only, with no antagonists",
 			 collector__sched_why(r->col));
+	else if (!opts->no_domains && opts->no_sched)
+		snprintf(r->sched_notice, sizeof(r->sched_notice),
+			 "scheduler tracepoints not followed (--no-sched): vCPU wait comes from "
+			 "schedstat only, with no antagonists");
 	ho.ncpus = collector__ncpus(r->col);
 	ho.sample_type = collector__sample_type(r->col);
 	ho.sample_regs_user = collector__regs_user(r->col);

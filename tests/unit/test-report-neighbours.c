@@ -385,8 +385,9 @@ static void test_schedstat_fallback(void **state)
 		uint64_t t = T0 + i * BK + 50 * MS;
 
 		must(dp_emit__time(&f->b, t));
-		must(dp_emit__vcpu_wait(&f->b, 1, 0, 501, t, hog_on(i) ? 60 * MS : 0,
-					hog_on(i) ? 40 * MS : BK));
+		/* A reading at the bucket's end: its delta covers the bucket. */
+		must(dp_emit__vcpu_wait(&f->b, 1, 0, 501, T0 + (i + 1) * BK,
+					hog_on(i) ? 60 * MS : 0, hog_on(i) ? 40 * MS : BK));
 		if (hog_on(i))
 			samples_of(&f->b, 0, 700, 25);
 		samples_of(&f->b, 0, 710, 25);
