@@ -34,7 +34,8 @@ note() { printf '# %s\n' "$*" >&2; }
 field() { cut -d' ' -f"$1" "$2"; }
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 samples_of() { sed -n 's/^samples=//p' "$1/meta/stats" 2>/dev/null; }
-perf_samples() { perf script -i "$1" -F ip 2>/dev/null | grep -c .; }
+# One line a sample: -G leaves the call chains out.
+perf_samples() { perf script -i "$1" -G -F ip 2>/dev/null | grep -c .; }
 rows=()
 row() { rows+=("$(printf '%-54s %24s %24s %8s %7s' "$@")"); }
 
