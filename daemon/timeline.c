@@ -609,7 +609,8 @@ static int format_slot(const struct daemon *d, uint32_t slot, struct dp_strbuf *
 			if (p->slot == slot && nprocs < s->nprocs)
 				procs[nprocs++] = p;
 		}
-		qsort(procs, nprocs, sizeof(*procs), proc_cmp);
+		if (nprocs)
+			qsort(procs, nprocs, sizeof(*procs), proc_cmp);
 	}
 	for (size_t i = 0; i < nprocs; i++) {
 		if (i && procs[i - 1]->tgid == procs[i]->tgid)

@@ -420,22 +420,20 @@ static int add_candidate(struct neighbours *n, struct nb_victim *v, const double
 	return 0;
 }
 
-static const struct nb_row *sort_rows;
-
-static int by_wait(const void *a, const void *b)
+static int by_wait(const void *a, const void *b, void *rows)
 {
-	const struct nb_row *x = &sort_rows[*(const size_t *)a],
-			    *y = &sort_rows[*(const size_t *)b];
+	const struct nb_row *x = (const struct nb_row *)rows + *(const size_t *)a,
+			    *y = (const struct nb_row *)rows + *(const size_t *)b;
 
 	if (x->wait_ns != y->wait_ns)
 		return x->wait_ns > y->wait_ns ? -1 : 1;
 	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-static int by_r(const void *a, const void *b)
+static int by_r(const void *a, const void *b, void *rows)
 {
-	const struct nb_row *x = &sort_rows[*(const size_t *)a],
-			    *y = &sort_rows[*(const size_t *)b];
+	const struct nb_row *x = (const struct nb_row *)rows + *(const size_t *)a,
+			    *y = (const struct nb_row *)rows + *(const size_t *)b;
 
 	if (x->ranked != y->ranked)
 		return x->ranked ? -1 : 1;
@@ -473,19 +471,19 @@ static int rank_rows(struct nb_victim *v)
 		v->ncharged += v->rows[i].wait_ns > 0;
 		v->ncandidates += v->rows[i].candidate;
 	}
-	sort_rows = v->rows;
-	qsort(idx, v->nrows, sizeof(*idx), by_wait);
+	qsort_r(idx, v->nrows, sizeof(*idx), by_wait, v->rows);
 	for (size_t i = 0; i < v->nrows; i++)
 		if (v->rows[idx[i]].wait_ns)
 			v->rows[idx[i]].wait_rank = ++rank;
 	rank = 0;
-	qsort(idx, v->nrows, sizeof(*idx), by_r);
+	qsort_r(idx, v->nrows, sizeof(*idx), by_r, v->rows);
 	for (size_t i = 0; i < v->nrows; i++)
 		if (v->rows[idx[i]].ranked)
 			v->rows[idx[i]].corr_rank = ++rank;
 	free(idx);
 	/* The rows in the order JSON and CSV list them: by wait caused, then by r. */
-	qsort(v->rows, v->nrows, sizeof(*v->rows), row_order);
+	if (v->nrows)
+		qsort(v->rows, v->nrows, sizeof(*v->rows), row_order);
 	return 0;
 }
 
@@ -709,7 +707,8 @@ int neighbours__load(const struct neighbours_opts *o, struct neighbours **out, c
 	if (ret)
 		goto out;
 	for (size_t d = 0; d < n->s->ndomains; d++)
-		qsort(L.files[d].pts, L.files[d].npts, sizeof(*L.files[d].pts), point_cmp);
+		if (L.files[d].npts)
+			qsort(L.files[d].pts, L.files[d].npts, sizeof(*L.files[d].pts), point_cmp);
 	wait = calloc(n->nb, sizeof(*wait));
 	use = calloc(n->nb, sizeof(*use));
 	n->victims = calloc(n->s->ndomains, sizeof(*n->victims));
