@@ -21,7 +21,8 @@ tests_helper_libdptest_a_SOURCES = \
 	tests/helper/telf.c \
 	tests/helper/twords.c \
 	tests/helper/tperf.c \
-	tests/helper/treport.c
+	tests/helper/treport.c \
+	tests/helper/tdaemon.c
 tests_helper_libdptest_a_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 endif
 TEST_HELPER_LIB = tests/helper/libdptest.a

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "domprof/daemon.h"
 #include "domprof/report.h"
 #include "domprof/words.h"
 
@@ -95,6 +96,26 @@ void twords__samples(struct dp_words *b, uint64_t off, uint32_t ev, unsigned n, 
 /* An IMAGE_DEF for id of kind, named name, modified at mtime, mapped at [start, end). */
 void twords__image(struct dp_words *b, uint64_t id, enum dp_image_kind kind, uint64_t mtime,
 		   const char *name, size_t len, uint64_t start, uint64_t end);
+
+/* ---- daemon sessions (tests/helper/tdaemon.c; link the daemon) ---- */
+
+/* A new session under a temporary directory and a stream to feed a daemon. */
+struct tdsession {
+	struct tdir dir;
+	int sfd; /* the session's directory */
+	struct dp_words b;
+};
+
+/*
+ * Make /tmp/<name>-XXXXXX/s, a session, and a stream that starts it at
+ * start_ns: SESSION (2 CPUs, timer mode), EVENT_DEF 0 cpu-clock every
+ * 250000 ns, and IMAGE_DEF 1 /usr/bin/app. Fails the test on error.
+ */
+struct tdsession *tdsession__new(const char *name, uint64_t start_ns);
+/* Close and remove it all; NULL is fine. */
+void tdsession__free(struct tdsession *f);
+/* Feed the whole stream to a new daemon over the session, free it; its stats. */
+struct daemon_stats tdsession__run(struct tdsession *f);
 
 /* ---- perf records (tests/helper/tperf.c) ---- */
 

@@ -28,29 +28,11 @@
 
 #define S(s) s, sizeof(s) - 1
 
-struct fx {
-	struct tdir dir;
-	int sfd;
-	struct dp_words b;
-};
-
+/* The stream also defines image 2, the kernel. */
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	char path[128];
+	struct tdsession *f = tdsession__new("test-daemon-stacks", 1000);
 
-	assert_non_null(f);
-	assert_int_equal(tdir__create(&f->dir, "test-daemon-stacks"), 0);
-	snprintf(path, sizeof(path), "%s/s", f->dir.path);
-	f->sfd = session__create(path);
-	assert_true(f->sfd >= 0);
-	dp_words__init(&f->b);
-	twords__rec(&f->b, DP_CODE_SESSION,
-		    (uint64_t[]){DP_WORDS_VERSION, 1000, 2, DP_SESSION_TIMER_MODE}, 4);
-	twords__str(&f->b, DP_CODE_EVENT_DEF,
-		    (uint64_t[]){0, 1, 0, 250000, 0, 0, DP_EVENT_KERNEL | DP_EVENT_USER}, 7,
-		    S("cpu-clock"));
-	twords__image(&f->b, 1, DP_IMAGE_FILE, 0, S("/usr/bin/app"), 0, 0);
 	twords__image(&f->b, 2, DP_IMAGE_KERNEL, 0, S("vmlinux"), 0xffffffff81000000ull,
 		      0xffffffff82000000ull);
 	*state = f;
@@ -59,26 +41,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct fx *f = *state;
-
-	close(f->sfd);
-	tdir__remove(&f->dir);
-	dp_words__fini(&f->b);
-	free(f);
+	tdsession__free(*state);
 	return 0;
-}
-
-/* Feed the stream to a new daemon, end it, and return its stats. */
-static struct daemon_stats run(struct fx *f)
-{
-	struct daemon_stats st;
-	struct daemon *d;
-
-	assert_int_equal(daemon__new(f->sfd, 0, &d), 0);
-	assert_int_equal(daemon__feed(d, f->b.w, f->b.n), 0);
-	st = *daemon__stats(d);
-	daemon__free(d);
-	return st;
 }
 
 static void stack_def(struct dp_words *b, uint64_t id, uint64_t flags, const uint64_t *w, size_t n)
@@ -102,7 +66,7 @@ static void samples(struct dp_words *b, uint64_t stack, uint64_t off, unsigned n
 	}
 }
 
-static struct dp_stackfile *read_stacks(struct fx *f, const char *rel)
+static struct dp_stackfile *read_stacks(struct tdsession *f, const char *rel)
 {
 	struct dp_stackfile *sf = NULL;
 
@@ -118,7 +82,7 @@ static const uint64_t via_b[] = {1, DP_MODE_HOST_USER, 0x30, 1, DP_MODE_HOST_USE
 
 static void test_counts_per_stack_and_thread(void **state)
 {
-	struct fx *f = *state;
+	struct tdsession *f = *state;
 	struct daemon_stats st;
 	struct dp_stackfile *sf;
 	uint64_t total = 0;
@@ -131,7 +95,7 @@ static void test_counts_per_stack_and_thread(void **state)
 	samples(&f->b, 0, 0x30, 5); /* no STACK: counted, without a stack */
 	task(&f->b, 100, 101);
 	samples(&f->b, 7, 0x30, 3);
-	st = run(f);
+	st = tdsession__run(f);
 	assert_int_equal(st.samples, 38);
 	assert_int_equal(st.bad_records, 0);
 	sf = read_stacks(f, DP_STACKFILE_NAME);
@@ -159,7 +123,7 @@ static void test_counts_per_stack_and_thread(void **state)
 /* Guest stacks go to their domain's directory, and the host's file keeps only its own. */
 static void test_domain_directory(void **state)
 {
-	struct fx *f = *state;
+	struct tdsession *f = *state;
 	struct dp_stackfile *sf;
 
 	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){5, 1, 2, 0}, 4, S("vm1"));
@@ -174,7 +138,7 @@ static void test_domain_directory(void **state)
 	assert_int_equal(dp_emit__task_switch(&f->b, 1, 1, 0), 0);
 	assert_int_equal(dp_emit__image_switch(&f->b, 3, DP_MODE_GUEST_KERNEL), 0);
 	samples(&f->b, 2, 0x99, 6);
-	run(f);
+	tdsession__run(f);
 	sf = read_stacks(f, DP_STACKFILE_NAME);
 	assert_int_equal(sf->ncounts, 1);
 	assert_int_equal(sf->counts[0].samples, 4);
@@ -215,17 +179,18 @@ static void test_bad_stack_records(void **state)
 		deep[3 * i + 1] = DP_MODE_HOST_USER;
 		deep[3 * i + 2] = i;
 	}
-	stack_def(&((struct fx *)*state)->b, 7, 0, via_a, 9);
+	stack_def(&((struct tdsession *)*state)->b, 7, 0, via_a, 9);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		stack_def(&((struct fx *)*state)->b, bad[i].id, bad[i].flags, bad[i].w, bad[i].n);
+		stack_def(&((struct tdsession *)*state)->b, bad[i].id, bad[i].flags, bad[i].w,
+			  bad[i].n);
 	/* The deepest stack allowed, and one frame more. */
-	stack_def(&((struct fx *)*state)->b, 30, 0, deep, 3 * DP_STACKFILE_MAX_FRAMES);
-	stack_def(&((struct fx *)*state)->b, 31, 0, deep, 3 * (DP_STACKFILE_MAX_FRAMES + 1));
-	task(&((struct fx *)*state)->b, 1, 1);
-	samples(&((struct fx *)*state)->b, 7, 0x30, 2);
-	samples(&((struct fx *)*state)->b, 20, 0x30, 1); /* a stack never defined */
-	samples(&((struct fx *)*state)->b, 30, 0x30, 1); /* the deepest allowed */
-	st = run(*state);
+	stack_def(&((struct tdsession *)*state)->b, 30, 0, deep, 3 * DP_STACKFILE_MAX_FRAMES);
+	stack_def(&((struct tdsession *)*state)->b, 31, 0, deep, 3 * (DP_STACKFILE_MAX_FRAMES + 1));
+	task(&((struct tdsession *)*state)->b, 1, 1);
+	samples(&((struct tdsession *)*state)->b, 7, 0x30, 2);
+	samples(&((struct tdsession *)*state)->b, 20, 0x30, 1); /* a stack never defined */
+	samples(&((struct tdsession *)*state)->b, 30, 0x30, 1); /* the deepest allowed */
+	st = tdsession__run(*state);
 	assert_int_equal(st.samples, 4);
 	assert_int_equal(st.bad_records, sizeof(bad) / sizeof(bad[0]) + 2);
 	sf = read_stacks(*state, DP_STACKFILE_NAME);

@@ -32,29 +32,11 @@
 #define BK 100000000ull
 #define MS 1000000ull
 
-struct fx {
-	struct tdir dir;
-	int sfd;
-	struct dp_words b;
-};
-
+/* The stream also defines domains vm1 and vm2. */
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	char path[128];
+	struct tdsession *f = tdsession__new("test-daemon-timeline", T0);
 
-	assert_non_null(f);
-	assert_int_equal(tdir__create(&f->dir, "test-daemon-timeline"), 0);
-	snprintf(path, sizeof(path), "%s/s", f->dir.path);
-	f->sfd = session__create(path);
-	assert_true(f->sfd >= 0);
-	dp_words__init(&f->b);
-	assert_int_equal(dp_emit__session(&f->b, DP_WORDS_VERSION, T0, 2, DP_SESSION_TIMER_MODE),
-			 0);
-	twords__str(&f->b, DP_CODE_EVENT_DEF,
-		    (uint64_t[]){0, 1, 0, 250000, 0, 0, DP_EVENT_KERNEL | DP_EVENT_USER}, 7,
-		    S("cpu-clock"));
-	twords__image(&f->b, 1, DP_IMAGE_FILE, 0, S("/usr/bin/app"), 0, 0);
 	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){1, 0x11, 1, 0}, 4, S("vm1"));
 	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){2, 0x22, 2, 0}, 4, S("vm2"));
 	*state = f;
@@ -63,28 +45,11 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct fx *f = *state;
-
-	close(f->sfd);
-	tdir__remove(&f->dir);
-	dp_words__fini(&f->b);
-	free(f);
+	tdsession__free(*state);
 	return 0;
 }
 
-static struct daemon_stats run(struct fx *f)
-{
-	struct daemon_stats st;
-	struct daemon *d;
-
-	assert_int_equal(daemon__new(f->sfd, 0, &d), 0);
-	assert_int_equal(daemon__feed(d, f->b.w, f->b.n), 0);
-	st = *daemon__stats(d);
-	daemon__free(d);
-	return st;
-}
-
-static char *read_text(struct fx *f, const char *rel)
+static char *read_text(struct tdsession *f, const char *rel)
 {
 	size_t len;
 	uint8_t *data = tfile__must_read(f->sfd, rel, &len);
@@ -140,7 +105,7 @@ static void charge(struct dp_words *b, uint64_t dom, uint64_t tid, uint64_t star
 	assert_int_equal(dp_emit__wait_charge(b, dom, tid, start, ns, kind, wdom, wtgid, wtid), 0);
 }
 
-static uint64_t stat_of(struct fx *f, const char *key)
+static uint64_t stat_of(struct tdsession *f, const char *key)
 {
 	char *text = read_text(f, "meta/stats"), *p;
 	size_t n = strlen(key);
@@ -156,7 +121,7 @@ static uint64_t stat_of(struct fx *f, const char *key)
 /* A runnable slice of 250 ms from 50 ms into the session: 50 + 100 + 100 ms. */
 static void test_slices_split_at_buckets(void **state_)
 {
-	struct fx *f = *state_;
+	struct tdsession *f = *state_;
 	struct daemon_stats st;
 	char *t;
 
@@ -164,7 +129,7 @@ static void test_slices_split_at_buckets(void **state_)
 	state(&f->b, 1, 0, 501, T0, 50 * MS, DP_VCPU_RUNNING, 0);
 	state(&f->b, 1, 0, 501, T0 + 50 * MS, 250 * MS, DP_VCPU_RUNNABLE, 0);
 	state(&f->b, 1, 1, 502, T0 + 120 * MS, 30 * MS, DP_VCPU_UNKNOWN, 1);
-	st = run(f);
+	st = tdsession__run(f);
 	assert_int_equal(st.bad_records, 0);
 	t = read_text(f, "domains/vm1/meta/timeline");
 	assert_line(t, "timeline\t1");
@@ -189,7 +154,7 @@ static void test_slices_split_at_buckets(void **state_)
 /* Charges per antagonist, split at buckets, named by their comm and domain. */
 static void test_charges_per_antagonist(void **state_)
 {
-	struct fx *f = *state_;
+	struct tdsession *f = *state_;
 	struct daemon_stats st;
 	char *t;
 
@@ -204,7 +169,7 @@ static void test_charges_per_antagonist(void **state_)
 	charge(&f->b, 1, 501, T0 + 110 * MS, 10 * MS, DP_WHO_TASK, 0, 700, 701);
 	charge(&f->b, 1, 501, T0 + 120 * MS, 10 * MS, DP_WHO_HARDIRQ, 0, 0, 0);
 	charge(&f->b, 1, 501, T0 + 130 * MS, 10 * MS, DP_WHO_TASK, 2, 800, 801);
-	st = run(f);
+	st = tdsession__run(f);
 	assert_int_equal(st.bad_records, 0);
 	t = read_text(f, "domains/vm1/meta/timeline");
 	/* who ID KIND DOMAIN TGID COMM, ids in first-seen order */
@@ -225,7 +190,7 @@ static void test_charges_per_antagonist(void **state_)
 /* Samples per bucket of the current TIME, per directory and per process. */
 static void test_samples_per_bucket(void **state_)
 {
-	struct fx *f = *state_;
+	struct tdsession *f = *state_;
 	struct daemon_stats st;
 	char *t;
 
@@ -249,7 +214,7 @@ static void test_samples_per_bucket(void **state_)
 	/* a sample before the session's start is in no bucket */
 	assert_int_equal(dp_emit__time(&f->b, T0 - 1), 0);
 	twords__samples(&f->b, 0x10, 0, 1, false);
-	st = run(f);
+	st = tdsession__run(f);
 	assert_int_equal(st.samples, 21);
 	assert_int_equal(st.bad_records, 0);
 	t = read_text(f, "meta/timeline");
@@ -277,7 +242,7 @@ static void test_samples_per_bucket(void **state_)
 /* Each bad record is counted under its code and leaves the file as it was. */
 static void test_bad_records_counted(void **state_)
 {
-	struct fx *f = *state_;
+	struct tdsession *f = *state_;
 	struct daemon_stats st;
 	char *t;
 
@@ -304,7 +269,7 @@ static void test_bad_records_counted(void **state_)
 	assert_int_equal(dp_emit__end(&f->b, T0 + 500 * MS), 0);
 	state(&f->b, 1, 0, 501, T0 + 450 * MS, 100 * MS, DP_VCPU_RUNNABLE, 0); /* past END */
 	charge(&f->b, 1, 501, T0 + 600 * MS, 1, DP_WHO_IDLE, 0, 0, 0);	       /* past END */
-	st = run(f);
+	st = tdsession__run(f);
 	assert_int_equal(st.bad_records, 19);
 	assert_int_equal(stat_of(f, "bad_records.TIMELINE"), 2);
 	assert_int_equal(stat_of(f, "bad_records.VCPU_STATE"), 10);
@@ -320,13 +285,13 @@ static void test_bad_records_counted(void **state_)
 /* Past DAEMON_TL_MAX_WHO_BUCKET antagonists in one bucket, the rest is "other". */
 static void test_antagonists_bounded(void **state_)
 {
-	struct fx *f = *state_;
+	struct tdsession *f = *state_;
 	char *t;
 
 	timeline(&f->b, DP_TIMELINE_SCHED_TP);
 	for (unsigned i = 0; i < 40; i++)
 		charge(&f->b, 1, 501, T0 + i * MS, MS, DP_WHO_TASK, 0, 1000 + i, 1000 + i);
-	run(f);
+	tdsession__run(f);
 	t = read_text(f, "domains/vm1/meta/timeline");
 	assert_int_equal(count_prefix(t, "c\t0\t"), 33);
 	assert_line(t, "c\t0\tother\t8000000");
@@ -338,7 +303,7 @@ static void test_antagonists_bounded(void **state_)
 /* Fed a few words at a time, the daemon writes the same timeline as fed whole. */
 static void test_pieces_same_file(void **state_)
 {
-	struct fx *f = *state_;
+	struct tdsession *f = *state_;
 	char *whole, *pieces;
 	struct daemon *d;
 
@@ -354,7 +319,7 @@ static void test_pieces_same_file(void **state_)
 			charge(&f->b, 1, 501, T0 + i * 37 * MS, 37 * MS, DP_WHO_TASK, 0,
 			       700 + i % 3, 700);
 	}
-	run(f);
+	tdsession__run(f);
 	whole = read_text(f, "meta/timeline");
 	free(read_text(f, "domains/vm1/meta/timeline"));
 	assert_int_equal(unlinkat(f->sfd, "meta/timeline", 0), 0);
@@ -372,9 +337,9 @@ static void test_pieces_same_file(void **state_)
 /* A session without TIMELINE has no timeline file and no timeline stats. */
 static void test_no_timeline(void **state_)
 {
-	struct fx *f = *state_;
+	struct tdsession *f = *state_;
 
-	run(f);
+	tdsession__run(f);
 	assert_int_equal(faccessat(f->sfd, "meta/timeline", F_OK, 0), -1);
 	assert_int_equal(stat_of(f, "timeline_outside"), UINT64_MAX);
 }
