@@ -50,6 +50,21 @@ static void test_bad_targets(void **state)
 	assert_null(c);
 }
 
+/* A collector for o, or skip the test where perf_event_open cannot be had. */
+static struct collector *collector_or_skip(const struct collector_opts *o)
+{
+	struct collector *c = NULL;
+	char err[256];
+	int r = collector__new(o, &c, err, sizeof(err));
+
+	if (r == -EACCES || r == -EPERM || r == -ENOSYS || r == -ENOENT) {
+		fprintf(stderr, "# skipping: perf_event_open not available here: %s\n", err);
+		skip();
+	}
+	assert_int_equal(r, 0);
+	return c;
+}
+
 static void test_command_samples(void **state)
 {
 	char *argv[] = {"/bin/sh", "-c", "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done", NULL};
@@ -64,7 +79,7 @@ static void test_command_samples(void **state)
 	struct dp_words out;
 	uint64_t horizon, enabled, running, child_pid = 0, samples_in_child = 0;
 	bool saw_sh = false;
-	int status, r;
+	int status;
 	char err[256];
 	size_t pos = 0;
 	struct dp_item it;
@@ -72,12 +87,7 @@ static void test_command_samples(void **state)
 
 	(void)state;
 	events__default(1000, &ev);
-	r = collector__new(&o, &c, err, sizeof(err));
-	if (r == -EACCES || r == -EPERM || r == -ENOSYS || r == -ENOENT) {
-		fprintf(stderr, "# skipping: perf_event_open not available here: %s\n", err);
-		skip();
-	}
-	assert_int_equal(r, 0);
+	c = collector_or_skip(&o);
 	assert_true(collector__timer_mode(c));
 	/* cpu-clock at 1000 Hz becomes a fixed 1 ms period. */
 	assert_int_equal(collector__event(c, 0)->spec.period, 1000000);
@@ -211,16 +221,10 @@ static void test_sched_tracepoints(void **state)
 	char err[256];
 	size_t pos = 0;
 	uint32_t tid;
-	int r;
 
 	(void)state;
 	events__default(1000, &ev);
-	r = collector__new(&o, &c, err, sizeof(err));
-	if (r == -EACCES || r == -EPERM || r == -ENOSYS || r == -ENOENT) {
-		fprintf(stderr, "# skipping: perf_event_open not available here: %s\n", err);
-		skip();
-	}
-	assert_int_equal(r, 0);
+	c = collector_or_skip(&o);
 	if (!collector__sched(c)) {
 		fprintf(stderr, "# skipping: no scheduler tracepoints: %s\n",
 			collector__sched_why(c));
