@@ -162,6 +162,7 @@ struct dommeta {
 	bool started, stopped;
 	uint64_t started_ns, stopped_ns;
 	bool dirty_domain, dirty_threads, dirty_wait, dirty_agent;
+	bool dirty_stacks; /* its stacks file (the host's: daemon.dirty_host_stacks) */
 	struct bidstore store;
 	struct agentmeta agent;
 };
@@ -317,6 +318,7 @@ struct daemon {
 	struct dp_hashmap stacks;  /* struct dstack by id */
 	struct dp_hashmap scounts; /* struct dscount by (stack, slot, event, tgid, tid) */
 	uint64_t stack_frames;	   /* frames of the stacks kept */
+	bool dirty_host_stacks;	   /* the session's own stacks file changed */
 
 	bool dirty_session, dirty_events, dirty_images, dirty_kallsyms, dirty_tasks, dirty_stacks;
 	bool dirty_domains; /* some dommeta has a dirty flag */

@@ -126,6 +126,16 @@ static bool count_has_key(const struct dp_hnode *node, const void *key)
 	       c->tid == k->tid;
 }
 
+/* The directory of slot has new counts: only the files of such directories are rewritten. */
+static void slot_changed(struct daemon *d, uint32_t slot)
+{
+	if (slot)
+		d->domains[slot - 1].meta->dirty_stacks = true;
+	else
+		d->dirty_host_stacks = true;
+	d->dirty_stacks = true;
+}
+
 void dstacks__sample(struct daemon *d, uint32_t event)
 {
 	const struct dstack *st = d->t.stack;
@@ -144,7 +154,7 @@ void dstacks__sample(struct daemon *d, uint32_t event)
 	node = dp_hashmap__find(&d->scounts, hash, count_has_key, &k);
 	if (node) {
 		dp_hnode_entry(node, struct dscount, node)->samples++;
-		d->dirty_stacks = true;
+		slot_changed(d, k.slot);
 		return;
 	}
 	if (dp_hashmap__count(&d->scounts) >= DAEMON_MAX_STACK_COUNTS ||
@@ -172,7 +182,7 @@ void dstacks__sample(struct daemon *d, uint32_t event)
 			im->anon_tgid_set = true;
 		}
 	}
-	d->dirty_stacks = true;
+	slot_changed(d, k.slot);
 }
 
 /* The file's tables for one domain directory, built from the counts of its slot. */
@@ -386,13 +396,19 @@ int dstacks__write(struct daemon *d)
 	/* Stack ids and threads in order: the same stream always gives the same file. */
 	qsort(sorted, n, sizeof(*sorted), count_cmp);
 	for (uint32_t slot = 0; slot <= d->ndomains; slot++) {
+		bool *dirty;
 		int r;
 
 		if (slot && d->domains[slot - 1].slot != slot - 1)
 			continue;
+		dirty = slot ? &d->domains[slot - 1].meta->dirty_stacks : &d->dirty_host_stacks;
+		if (!*dirty)
+			continue;
 		r = write_slot(d, slot, sorted, n);
 		if (r < 0 && !err)
 			err = r;
+		else if (r >= 0)
+			*dirty = false;
 	}
 	free(sorted);
 	if (!err)

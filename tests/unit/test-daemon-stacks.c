@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -152,6 +153,51 @@ static void test_domain_directory(void **state)
 	dp_stackfile__free(sf);
 }
 
+/* The inode of rel beneath the session: a rewritten file (beside and renamed) gets a new one. */
+static ino_t inode_of(struct tdsession *f, const char *rel)
+{
+	struct stat st;
+
+	assert_int_equal(fstatat(f->sfd, rel, &st, 0), 0);
+	return st.st_ino;
+}
+
+/* A sync rewrites the stack files of the directories whose counts changed, and only those. */
+static void test_sync_rewrites_changed_directories(void **state)
+{
+	struct tdsession *f = *state;
+	struct daemon *d;
+	size_t mark;
+	ino_t host;
+
+	twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){5, 1, 2, 0}, 4, S("vm1"));
+	stack_def(&f->b, 1, 0, via_a, 9);
+	task(&f->b, 10, 10);
+	samples(&f->b, 1, 0x30, 4);
+	assert_int_equal(daemon__new(f->sfd, 0, &d), 0);
+	assert_int_equal(daemon__feed(d, f->b.w, f->b.n), 0);
+	assert_int_equal(daemon__sync(d), 0);
+	host = inode_of(f, DP_STACKFILE_NAME);
+	/* Only the domain's samples now. */
+	mark = f->b.n;
+	assert_int_equal(dp_emit__domain_switch(&f->b, 5), 0);
+	task(&f->b, 20, 20);
+	samples(&f->b, 1, 0x30, 2);
+	assert_int_equal(daemon__feed(d, f->b.w + mark, f->b.n - mark), 0);
+	assert_int_equal(daemon__sync(d), 0);
+	assert_true(inode_of(f, DP_STACKFILE_NAME) == host);
+	inode_of(f, "domains/vm1/" DP_STACKFILE_NAME);
+	/* And the host's again: its file is replaced. */
+	mark = f->b.n;
+	assert_int_equal(dp_emit__domain_switch(&f->b, DP_DOMAIN_HOST), 0);
+	task(&f->b, 10, 10);
+	samples(&f->b, 1, 0x30, 1);
+	assert_int_equal(daemon__feed(d, f->b.w + mark, f->b.n - mark), 0);
+	assert_int_equal(daemon__sync(d), 0);
+	assert_true(inode_of(f, DP_STACKFILE_NAME) != host);
+	daemon__free(d);
+}
+
 /* Bad STACK_DEF and STACK records: each refused and counted; the samples are kept. */
 static void test_bad_stack_records(void **state)
 {
@@ -204,6 +250,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_counts_per_stack_and_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_domain_directory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_rewrites_changed_directories, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_stack_records, setup, teardown),
 	};
 
