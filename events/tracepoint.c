@@ -224,19 +224,13 @@ int tracefs__find(char *path, size_t len, bool mount_ok, char *errbuf, size_t er
 /* A file of at most max bytes, NUL-terminated, into a buffer the caller frees. */
 static int read_small(const char *path, size_t max, char **out, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char *buf;
+	char *buf = malloc(max + 2);
 	ssize_t n;
 
-	if (fd < 0)
-		return -errno;
-	buf = malloc(max + 2);
-	if (!buf) {
-		close(fd);
+	if (!buf)
 		return -ENOMEM;
-	}
-	n = dp_read_in_full(fd, buf, max + 1);
-	close(fd);
+	/* One byte more than max, to tell a file that goes on. */
+	n = dp_read_small(path, buf, max + 2);
 	if (n < 0) {
 		free(buf);
 		return (int)n;
@@ -245,7 +239,6 @@ static int read_small(const char *path, size_t max, char **out, size_t *len)
 		free(buf);
 		return -E2BIG;
 	}
-	buf[n] = '\0';
 	*out = buf;
 	*len = (size_t)n;
 	return 0;
@@ -256,7 +249,7 @@ int tracepoint__load(const char *tracefs, const char *system, const char *name, 
 {
 	char path[512], err[160] = "";
 	char *text = NULL;
-	size_t len;
+	size_t len = 0;
 	uint64_t id;
 	char *e;
 	int r;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "domprof/hashmap.h"
+#include "domprof/io.h"
 #include "domprof/mem.h"
 #include "host/internal.h"
 
@@ -170,20 +171,6 @@ const struct hs_map *proc__find_map(struct hs_proc *proc, uint64_t pc)
 	return NULL;
 }
 
-/* Read a small file into buf (NUL-terminated); returns the length or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t cap)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, cap - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return (ssize_t)n;
-}
-
 /* Parse one /proc/PID/maps line; returns 1 for an executable mapping. */
 static int parse_maps_line(char *line, uint64_t *start, uint64_t *end, uint64_t *pgoff,
 			   uint64_t *dev, uint64_t *ino, char **path)
@@ -263,7 +250,7 @@ int procfs__read_proc(const char *root, uint32_t tgid, struct hs_proc *proc,
 		return r;
 
 	snprintf(path, sizeof(path), "%s/%u/comm", root, tgid);
-	if (read_small(path, exe, HS_COMM_LEN + 1) > 0) {
+	if (dp_read_small(path, exe, HS_COMM_LEN + 1) > 0) {
 		size_t n = strcspn(exe, "\n");
 
 		if (n >= sizeof(proc->comm))

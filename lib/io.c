@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -59,4 +60,20 @@ int dp_pwrite_in_full(int fd, const void *buf, size_t len, uint64_t off)
 	ssize_t n = io_full(fd, (void *)buf, len, off, true, true);
 
 	return n < 0 ? (int)n : 0;
+}
+
+ssize_t dp_read_small(const char *path, char *buf, size_t cap)
+{
+	ssize_t n;
+	int fd;
+
+	if (!cap)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = dp_read_in_full(fd, buf, cap - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
 }

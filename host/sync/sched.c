@@ -130,18 +130,10 @@ static void learn(struct sync_sched *ss, uint32_t pid, uint32_t tid)
 static uint32_t proc_tgid(const char *procfs, uint32_t tid)
 {
 	char path[128], buf[512], *p;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/%u/status", procfs, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (dp_read_small(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	n = dp_read_in_full(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	p = strstr(buf, "\nTgid:");
 	return p ? (uint32_t)strtoul(p + 6, NULL, 10) : 0;
 }

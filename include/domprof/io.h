@@ -29,4 +29,11 @@ int dp_write_in_full(int fd, const void *buf, size_t len);
 /* As dp_write_in_full(), at offset off on. */
 int dp_pwrite_in_full(int fd, const void *buf, size_t len, uint64_t off);
 
+/*
+ * The first cap - 1 bytes (at most) of the file at path into buf,
+ * NUL-terminated: for /proc and tracefs files, whose size stat does not
+ * tell. Returns the length (cap - 1 when the file may go on), or -errno.
+ */
+ssize_t dp_read_small(const char *path, char *buf, size_t cap);
+
 #endif

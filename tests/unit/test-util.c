@@ -207,6 +207,27 @@ static void test_io_full(void **state)
 	close(fds[1]);
 }
 
+/* A small file whole, its start when it goes on, and -errno for none: NUL-terminated always. */
+static void test_read_small(void **state)
+{
+	char tmpl[] = "/tmp/dp-util-XXXXXX", buf[8];
+	int fd;
+
+	(void)state;
+	fd = mkstemp(tmpl);
+	assert_true(fd >= 0);
+	assert_int_equal(dp_write_in_full(fd, "Tgid:\t42\n", 9), 0);
+	close(fd);
+	assert_int_equal(dp_read_small(tmpl, buf, sizeof(buf)), 7);
+	assert_string_equal(buf, "Tgid:\t4");
+	assert_int_equal(dp_read_small(tmpl, buf, 1), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(dp_read_small(tmpl, buf, 0), -EINVAL);
+	unlink(tmpl);
+	assert_int_equal(dp_read_small(tmpl, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(dp_read_small("/proc/self/comm", buf, sizeof(buf)) > 0, 1);
+}
+
 static void test_clock(void **state)
 {
 	struct timespec ts = {.tv_sec = 3, .tv_nsec = 5};
@@ -296,11 +317,12 @@ static void test_errbuf(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ensure_grows), cmocka_unit_test(test_ensure_overflow),
-		cmocka_unit_test(test_hashmap_int),  cmocka_unit_test(test_hashmap_str_order),
-		cmocka_unit_test(test_io_full),	     cmocka_unit_test(test_clock),
-		cmocka_unit_test(test_strbuf),	     cmocka_unit_test(test_strbuf_bounded),
-		cmocka_unit_test(test_sat_add),	     cmocka_unit_test(test_errbuf),
+		cmocka_unit_test(test_ensure_grows),   cmocka_unit_test(test_ensure_overflow),
+		cmocka_unit_test(test_hashmap_int),    cmocka_unit_test(test_hashmap_str_order),
+		cmocka_unit_test(test_io_full),	       cmocka_unit_test(test_read_small),
+		cmocka_unit_test(test_clock),	       cmocka_unit_test(test_strbuf),
+		cmocka_unit_test(test_strbuf_bounded), cmocka_unit_test(test_sat_add),
+		cmocka_unit_test(test_errbuf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
