@@ -21,70 +21,6 @@
 #include "pp/symbols.h"
 #include "report-model.h"
 
-/* Largest meta/tasks read: far more tasks than a host runs. */
-#define TASKS_MAX ((size_t)64 << 20)
-
-/* ---- small helpers ---- */
-
-/* An entry of a map from a u64 key to a u64 value. */
-struct kv {
-	struct dp_hnode node;
-	uint64_t key, val;
-};
-
-static bool u64_key_eq(const struct dp_hnode *n, const void *key)
-{
-	return dp_hnode_entry(n, struct kv, node)->key == *(const uint64_t *)key;
-}
-
-/*
- * A map of u64 keys whose entries come from one array, so adding is one
- * store: its capacity is the most distinct keys it will hold.
- */
-struct kvmap {
-	struct dp_hashmap map;
-	struct kv *v;
-	size_t n, cap;
-};
-
-static int kvmap__init(struct kvmap *m, size_t cap)
-{
-	dp_hashmap__init(&m->map, 0);
-	m->n = 0;
-	m->cap = cap;
-	m->v = cap ? calloc(cap, sizeof(*m->v)) : NULL;
-	return cap && !m->v ? -ENOMEM : 0;
-}
-
-static void kvmap__fini(struct kvmap *m)
-{
-	dp_hashmap__fini(&m->map);
-	free(m->v);
-	m->v = NULL;
-	m->n = m->cap = 0;
-}
-
-/* The entry of key, added (val 0) when absent; NULL on -ENOMEM or when full. */
-static struct kv *kvmap__get(struct kvmap *m, uint64_t key, bool *added)
-{
-	uint64_t h = dp_hash_u64(key);
-	struct dp_hnode *n = dp_hashmap__find(&m->map, h, u64_key_eq, &key);
-	struct kv *e;
-
-	if (added)
-		*added = !n;
-	if (n)
-		return dp_hnode_entry(n, struct kv, node);
-	if (m->n >= m->cap)
-		return NULL;
-	e = &m->v[m->n];
-	*e = (struct kv){.key = key};
-	if (dp_hashmap__add(&m->map, &e->node, h) < 0)
-		return NULL;
-	m->n++;
-	return e;
-}
-
 /* ---- symbols ---- */
 
 static int sym__get(struct report *r, struct callgraph *cg, const char *domain, const char *mode,
@@ -284,86 +220,6 @@ out:
 	free(ims);
 	free(res);
 	return ret;
-}
-
-/* ---- tasks (meta/tasks: tgid, tid, comm) ---- */
-
-struct tasks {
-	bool loaded;
-	char *data;
-	struct kvmap by_tid, by_tgid; /* val: the comm's offset in data */
-};
-
-static void tasks__fini(struct tasks *t)
-{
-	free(t->data);
-	kvmap__fini(&t->by_tid);
-	kvmap__fini(&t->by_tgid);
-}
-
-static int tasks__load(struct report *r, const struct pp_domain *pd, struct tasks *t)
-{
-	char *path = NULL, *line, *next;
-	size_t len, lines = 1;
-	int ret;
-
-	t->loaded = true;
-	if (asprintf(&path, "%s%smeta/tasks", pd->dir ? pd->dir : "", pd->dir ? "/" : "") < 0)
-		return -ENOMEM;
-	ret = meta__read_file(r->s->dirfd, path, TASKS_MAX, &t->data, &len);
-	free(path);
-	if (ret == -ENOMEM)
-		return ret;
-	if (ret < 0) {
-		t->data = NULL;
-		return 0; /* no names: [unknown] */
-	}
-	for (size_t i = 0; i < len; i++)
-		lines += t->data[i] == '\n';
-	if (kvmap__init(&t->by_tid, lines) < 0 || kvmap__init(&t->by_tgid, lines) < 0)
-		return -ENOMEM;
-	for (line = t->data; line && *line; line = next) {
-		char *fl[4];
-		uint64_t tgid, tid;
-		char *end;
-		struct kv *e;
-		bool added;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (meta__split(line, fl, 4) != 3 || meta__unescape(fl[2]) < 0)
-			continue;
-		tgid = strtoull(fl[0], &end, 10);
-		if (*end || !*fl[0])
-			continue;
-		tid = strtoull(fl[1], &end, 10);
-		if (*end || !*fl[1])
-			continue;
-		e = kvmap__get(&t->by_tid, tid, NULL);
-		if (e)
-			e->val = (uint64_t)(fl[2] - t->data);
-		/* A process is named by its main thread, else by its first thread listed. */
-		e = kvmap__get(&t->by_tgid, tgid, &added);
-		if (e && (added || tid == tgid))
-			e->val = (uint64_t)(fl[2] - t->data);
-	}
-	return 0;
-}
-
-static const char *tasks__comm(const struct tasks *t, uint32_t tgid, uint32_t tid)
-{
-	uint64_t k = tid;
-	struct dp_hnode *n;
-
-	if (!t->data)
-		return NULL;
-	n = dp_hashmap__find(&t->by_tid.map, dp_hash_u64(k), u64_key_eq, &k);
-	if (!n) {
-		k = tgid;
-		n = dp_hashmap__find(&t->by_tgid.map, dp_hash_u64(k), u64_key_eq, &k);
-	}
-	return n ? t->data + dp_hnode_entry(n, struct kv, node)->val : NULL;
 }
 
 /* ---- aggregation ---- */
@@ -723,15 +579,15 @@ static int fold__cmp(const void *p, const void *q)
 }
 
 /* Who ran a count: 0 unknown, else where its comm is in own's data or (high bit) host's. */
-static uint32_t fold__comm_id(const struct tasks *own, const struct tasks *host, bool host_mode,
-			      uint32_t tgid, uint32_t tid)
+static uint32_t fold__comm_id(const struct pp_tasks *own, const struct pp_tasks *host,
+			      bool host_mode, uint32_t tgid, uint32_t tid)
 {
-	const char *c = tasks__comm(own, tgid, tid);
+	const char *c = pp_tasks__comm(own, tgid, tid);
 
 	if (c)
 		return (uint32_t)(c - own->data) + 1;
 	/* A VMM's host-mode stack: its threads may be listed as the host's. */
-	c = host_mode ? tasks__comm(host, tgid, tid) : NULL;
+	c = host_mode ? pp_tasks__comm(host, tgid, tid) : NULL;
 	return c ? ((uint32_t)(c - host->data) + 1) | 0x80000000u : 0;
 }
 
@@ -774,23 +630,23 @@ static int folder__add(struct folder *f, uint64_t samples)
 /* One file's counts, summed per (stack, comm) first: each stack is spelt once per comm. */
 static int folder__file(struct folder *f, struct report *r, struct callgraph *cg,
 			const struct cg_opts *o, const struct sfile *file, const int *evs,
-			struct tasks *host)
+			struct pp_tasks *host)
 {
 	const struct dp_stackfile *sf = file->sf;
 	const struct pp_domain *pd = &r->s->doms[file->dom];
-	struct tasks own = {0};
-	struct kvmap sums;
+	struct pp_tasks own = {0};
+	struct pp_kvmap sums;
 	int ret;
 
-	if (kvmap__init(&sums, sf->ncounts) < 0)
+	if (pp_kvmap__init(&sums, sf->ncounts) < 0)
 		return -ENOMEM;
-	ret = o->no_prefix ? 0 : tasks__load(r, pd, &own);
+	ret = o->no_prefix ? 0 : pp_tasks__load(r->s, pd, &own);
 	if (!ret && !o->no_prefix && pd->dir && !host->loaded)
-		ret = tasks__load(r, &r->s->doms[0], host);
+		ret = pp_tasks__load(r->s, &r->s->doms[0], host);
 	for (size_t i = 0; i < sf->ncounts && !ret; i++) {
 		const struct dp_stack_count *c = &sf->counts[i];
 		uint32_t comm = 0;
-		struct kv *e;
+		struct pp_kv *e;
 
 		if (evs[i] < 0 || !c->samples)
 			continue;
@@ -800,7 +656,7 @@ static int folder__file(struct folder *f, struct report *r, struct callgraph *cg
 				pd->dir && sf->images[sf->stacks[c->stack].frames[0].image].mode <
 						   DP_MODE_GUEST_KERNEL,
 				c->tgid, c->tid);
-		e = kvmap__get(&sums, (uint64_t)c->stack << 32 | comm, NULL);
+		e = pp_kvmap__get(&sums, (uint64_t)c->stack << 32 | comm, NULL);
 		if (!e)
 			ret = -ENOMEM;
 		else
@@ -837,8 +693,8 @@ static int folder__file(struct folder *f, struct report *r, struct callgraph *cg
 		if (!ret)
 			ret = folder__add(f, sums.v[i].val);
 	}
-	tasks__fini(&own);
-	kvmap__fini(&sums);
+	pp_tasks__fini(&own);
+	pp_kvmap__fini(&sums);
 	return ret;
 }
 
@@ -846,7 +702,7 @@ static int folded__build(struct report *r, struct callgraph *cg, const struct cg
 			 struct sfile *files, size_t nfiles, int **evs)
 {
 	struct folder f = {.b = DP_STRBUF_INIT};
-	struct tasks host = {0};
+	struct pp_tasks host = {0};
 	int ret = 0;
 
 	dp_hashmap__init(&f.map, 0);
@@ -855,7 +711,7 @@ static int folded__build(struct report *r, struct callgraph *cg, const struct cg
 		return -ENOMEM;
 	for (size_t fi = 0; fi < nfiles && !ret; fi++)
 		ret = folder__file(&f, r, cg, o, &files[fi], evs[fi], &host);
-	tasks__fini(&host);
+	pp_tasks__fini(&host);
 	dp_strbuf__release(&f.b);
 	dp_hashmap__fini(&f.map);
 	for (size_t i = 0; i < cg->nsyms; i++)

@@ -21,11 +21,37 @@ void strmap__fini(struct strmap *m);
 size_t strmap__get(const struct strmap *m, const char *key);
 int strmap__put(struct strmap *m, const char *key, size_t val);
 
+/*
+ * A map of u64 keys whose entries come from one array, so adding is one
+ * store: its capacity is the most distinct keys it will hold (pp/kvmap.c).
+ */
+struct pp_kv {
+	struct dp_hnode node;
+	uint64_t key, val;
+};
+
+struct pp_kvmap {
+	struct dp_hashmap map;
+	struct pp_kv *v;
+	size_t n, cap;
+};
+
+/* -ENOMEM. */
+int pp_kvmap__init(struct pp_kvmap *m, size_t cap);
+/* NULL is fine. */
+void pp_kvmap__fini(struct pp_kvmap *m);
+/* The entry of key, added (val 0) when absent; NULL on -ENOMEM or when full. */
+struct pp_kv *pp_kvmap__get(struct pp_kvmap *m, uint64_t key, bool *added);
+/* The entry of key, or NULL. */
+struct pp_kv *pp_kvmap__find(const struct pp_kvmap *m, uint64_t key);
+
 /* One sample count at a key, before aggregation. */
 struct pp_keycount {
 	uint64_t key;
 	uint64_t count;
 	uint32_t event;
+	/* The task of its sample file (--separate=thread), 0 when the file is for all. */
+	uint32_t tgid, tid;
 };
 
 struct pp_image {
@@ -146,6 +172,8 @@ struct pp_session {
 	uint64_t bad_files;
 	char *first_bad;
 	uint64_t skipped_callgraph;
+	/* Sample files named with a TGID (--separate=thread): keys carry their task. */
+	bool has_tasks;
 };
 
 struct pp_filter {
@@ -166,5 +194,21 @@ void pp_session__free(struct pp_session *s);
 int pp_session__note(struct pp_session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 uint64_t pp_session__stat(const struct pp_session *s, const char *key);
+
+/* A domain directory's meta/tasks (pp/tasks.c): comm by tid and by tgid. */
+struct pp_tasks {
+	bool loaded;
+	char *data;
+	struct pp_kvmap by_tid, by_tgid; /* val: the comm's offset in data */
+};
+
+/* Read pd's meta/tasks (a missing or unreadable file: no names); -ENOMEM. */
+int pp_tasks__load(const struct pp_session *s, const struct pp_domain *pd, struct pp_tasks *t);
+/* NULL is fine. */
+void pp_tasks__fini(struct pp_tasks *t);
+/* The command name of thread tid (0: unknown), else of process tgid; NULL when not listed. */
+const char *pp_tasks__comm(const struct pp_tasks *t, uint32_t tgid, uint32_t tid);
+/* The command name of process tgid (its main thread's); NULL when not listed. */
+const char *pp_tasks__process(const struct pp_tasks *t, uint32_t tgid);
 
 #endif

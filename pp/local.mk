@@ -4,6 +4,8 @@ pp_libdppp_a_SOURCES = \
 	pp/internal.h \
 	pp/symbols.h \
 	pp/session-read.c \
+	pp/kvmap.c \
+	pp/tasks.c \
 	pp/symbols.c \
 	pp/report.c \
 	pp/report-model.h \

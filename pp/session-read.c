@@ -509,8 +509,11 @@ static int bad_file(struct walk *w, const char *why)
 }
 
 /* Parse "EVENT.COUNT.UM.TGID.TID.CPU": the last five dot fields are numbers or "all". */
-static int parse_sample_name(char *name, uint64_t *count, uint64_t *um)
+static int parse_sample_name(char *name, uint64_t *count, uint64_t *um, uint32_t *tgid,
+			     uint32_t *tid, bool *has_task)
 {
+	uint64_t task[2] = {0, 0};
+
 	char *dots[5];
 	char *p = name + strlen(name);
 
@@ -529,11 +532,17 @@ static int parse_sample_name(char *name, uint64_t *count, uint64_t *um)
 	if (parse_u64(dots[0] + 1, 10, count) || parse_u64(dots[1] + 1, 10, um) || *um > UINT32_MAX)
 		return -EINVAL;
 	for (int i = 2; i < 5; i++) {
-		uint64_t v;
+		uint64_t v = 0;
 
-		if (strcmp(dots[i] + 1, "all") && parse_u64(dots[i] + 1, 10, &v))
+		if (strcmp(dots[i] + 1, "all") &&
+		    (parse_u64(dots[i] + 1, 10, &v) || v > UINT32_MAX))
 			return -EINVAL;
+		if (i < 4)
+			task[i - 2] = v;
 	}
+	*tgid = (uint32_t)task[0];
+	*tid = (uint32_t)task[1];
+	*has_task = strcmp(dots[2] + 1, "all") != 0;
 	return 0;
 }
 
@@ -646,6 +655,7 @@ err_key:
 struct read_ctx {
 	struct pp_image *im;
 	uint32_t event;
+	uint32_t tgid, tid;
 	uint64_t sum;
 	int err;
 };
@@ -663,7 +673,8 @@ static int read_node(uint64_t key, uint32_t value, void *arg)
 		if (dp_ensure(im->keys, im->capkeys, im->nkeys + 1) < 0)
 			return -ENOMEM;
 	}
-	im->keys[im->nkeys++] = (struct pp_keycount){key, value, c->event};
+	im->keys[im->nkeys++] = (struct pp_keycount){
+		.key = key, .count = value, .event = c->event, .tgid = c->tgid, .tid = c->tid};
 	c->sum += value;
 	return 0;
 }
@@ -677,6 +688,7 @@ static int sample_file(struct walk *w, int dirfd, const char *fname)
 	struct pp_event *ev;
 	uint64_t count, um;
 	size_t keys_before;
+	bool has_task = false;
 	int ret = 0;
 
 	path = strdup(w->path);
@@ -704,7 +716,7 @@ static int sample_file(struct walk *w, int dirfd, const char *fname)
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (parse_sample_name(name, &count, &um)) {
+	if (parse_sample_name(name, &count, &um, &c.tgid, &c.tid, &has_task)) {
 		ret = bad_file(w, "file name is not EVENT.COUNT.UM.TGID.TID.CPU");
 		goto out;
 	}
@@ -736,6 +748,8 @@ static int sample_file(struct walk *w, int dirfd, const char *fname)
 		goto out;
 	}
 	c.im->totals[c.event] += c.sum;
+	if (has_task && c.sum)
+		s->has_tasks = true;
 out:
 	free(name);
 	free(path);
