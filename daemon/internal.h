@@ -313,6 +313,9 @@ struct daemon {
 
 	uint64_t bad_by_code[DP_CODE_MAX];
 	uint64_t lost_cpu[DAEMON_MAX_CPUS];
+	/* What samples/current/stats/ last said, for OProfile's opreport (daemon/meta.c). */
+	uint64_t ostats[5];
+	bool ostats_throttled;
 	uint64_t throttled_cpu[DAEMON_MAX_CPUS];
 
 	struct dp_hashmap stacks;  /* struct dstack by id */

@@ -186,7 +186,12 @@ static int mangle_file(const struct mangle_image *im, char *out, size_t cap, siz
 	return r;
 }
 
-/* The host kernel's names (ours, and perf's): one file, {kern}/vmlinux, as OProfile's. */
+/*
+ * The host kernel's names (ours, and perf's): one image, {kern}/proc/kallsyms,
+ * the name OProfile's opreport symbolises from /proc/kallsyms (its
+ * populate.cpp takes an image named /proc/kallsyms as the kernel; keys are
+ * offsets from _stext, which is _text on x86-64).
+ */
 static bool is_vmlinux(const char *s, size_t len)
 {
 	return len == 0 || (len == 7 && !memcmp(s, "vmlinux", 7)) ||
@@ -209,7 +214,7 @@ static int mangle_unbounded(const struct mangle_image *im, char *out, size_t cap
 
 		r = append(out, cap, &pos, "{kern}/", 7);
 		if (r == 0 && is_vmlinux(im->name, im->len))
-			r = append(out, cap, &pos, "vmlinux", 7);
+			r = append(out, cap, &pos, "proc/kallsyms", 13);
 		else if (r == 0)
 			r = escape_pieces(&pc, 1, true, out, cap, &pos);
 		break;
@@ -310,7 +315,9 @@ size_t mangle__image_bound(unsigned separate, enum dp_image_kind kind)
  */
 int mangle__sample(const struct mangle_sample *s, char *out, size_t cap)
 {
-	bool sep_app = mangle__separates_app(s->separate, s->image->kind);
+	/* Anonymous memory goes under its application whenever one is given (sfile.c). */
+	bool sep_app = mangle__separates_app(s->separate, s->image->kind) ||
+		       (s->app && s->image->kind == DP_IMAGE_ANON);
 	bool sep_thread = s->separate & DP_SEP_THREAD;
 	char img[MANGLE_BUF_SIZE];
 	size_t pos = 0, bound;

@@ -132,6 +132,62 @@ static int write_events(struct daemon *d)
 	return r;
 }
 
+/*
+ * The host tree's losses where OProfile's opreport looks for them (its
+ * profile_spec.cpp warn_if_sampling_problems()): samples/current/stats/ with
+ * operf's file names, a decimal number each, written only once something
+ * was lost (as operf does), and stats/throttled/EVENT for every event once
+ * the kernel throttled any: our THROTTLE counts are per CPU, not per event.
+ */
+static int write_oprofile_stats(struct daemon *d)
+{
+	static const char *const names[] = {"total_samples", "lost_records_by_kernel",
+					    "lost_samplefile", "lost_no_mapping",
+					    "lost_no_app_for_user_sample"};
+	const struct daemon_stats *s = &d->stats;
+	const uint64_t v[] = {s->samples, s->lost_records, s->write_errors, s->dropped,
+			      s->samples_no_ctx};
+	char path[512];
+	int r;
+
+	_Static_assert(sizeof(v) / sizeof(v[0]) == sizeof(d->ostats) / sizeof(d->ostats[0]),
+		       "one slot per OProfile stats file");
+	_Static_assert(sizeof(names) / sizeof(names[0]) == sizeof(v) / sizeof(v[0]),
+		       "one name per OProfile stats file");
+	if ((v[1] || v[2] || v[3] || v[4]) && memcmp(v, d->ostats, sizeof(v))) {
+		r = session__mkdirs(d->dirfd, "samples/current/stats");
+		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]) && r == 0; i++) {
+			char num[24];
+			int n = snprintf(num, sizeof(num), "%" PRIu64, v[i]);
+
+			snprintf(path, sizeof(path), "samples/current/stats/%s", names[i]);
+			r = meta__write_file(d->dirfd, path, num, (size_t)n);
+		}
+		if (r)
+			return r;
+		memcpy(d->ostats, v, sizeof(v));
+	}
+	if (s->throttled && !d->ostats_throttled) {
+		r = session__mkdirs(d->dirfd, "samples/current/stats/throttled");
+		for (unsigned i = 0; i < DP_MAX_EVENTS && r == 0; i++) {
+			const struct event *ev = &d->events[i];
+
+			/* A name that is no single path component gets no file. */
+			if (!ev->defined || !ev->flen || ev->fname[0] == '.' ||
+			    memchr(ev->fname, '/', ev->flen) || memchr(ev->fname, '\0', ev->flen))
+				continue;
+			if (snprintf(path, sizeof(path), "samples/current/stats/throttled/%.*s",
+				     (int)ev->flen, ev->fname) >= (int)sizeof(path))
+				continue;
+			r = meta__write_file(d->dirfd, path, "", 0);
+		}
+		if (r)
+			return r;
+		d->ostats_throttled = true;
+	}
+	return 0;
+}
+
 static int write_stats(struct daemon *d)
 {
 	const struct daemon_stats *s = &d->stats;
@@ -566,6 +622,7 @@ int dmeta__write_all(struct daemon *d)
 	if (d->tl)
 		KEEP_FIRST(timeline__write(d));
 	KEEP_FIRST(write_stats(d));
+	KEEP_FIRST(write_oprofile_stats(d));
 #undef KEEP_FIRST
 	return err;
 }

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/perf_event.h>
+
 #include "domprof/hash.h"
 #include "domprof/odb.h"
 #include "daemon/internal.h"
@@ -168,14 +170,44 @@ static void seen_add(struct daemon *d, const struct image *im, uint32_t slot, ui
 	d->dirty_images = true;
 }
 
+/*
+ * The event as OProfile's opreport names it: its i386/arch_perfmon event
+ * number and unit mask for the generic hardware events and raw codes (it
+ * looks them up in its events file and prints "Unknown event" otherwise);
+ * other events keep their perf config.
+ */
+static void oprofile_event(const struct event *ev, uint32_t *code, uint32_t *um)
+{
+	static const struct {
+		uint16_t code, um;
+	} hw[] = {
+		[PERF_COUNT_HW_CPU_CYCLES] = {0x3c, 0x00},
+		[PERF_COUNT_HW_INSTRUCTIONS] = {0xc0, 0x00},
+		[PERF_COUNT_HW_CACHE_REFERENCES] = {0x2e, 0x4f},
+		[PERF_COUNT_HW_CACHE_MISSES] = {0x2e, 0x41},
+		[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = {0xc4, 0x00},
+		[PERF_COUNT_HW_BRANCH_MISSES] = {0xc5, 0x00},
+	};
+
+	*code = (uint32_t)ev->config;
+	*um = (uint32_t)ev->um;
+	if (ev->type == PERF_TYPE_HARDWARE && ev->config < sizeof(hw) / sizeof(hw[0]) &&
+	    hw[ev->config].code) {
+		*code = hw[ev->config].code;
+		*um = hw[ev->config].um;
+	} else if (ev->type == PERF_TYPE_RAW) {
+		*code = (uint32_t)(ev->config & 0xff);
+		*um = (uint32_t)((ev->config >> 8) & 0xff);
+	}
+}
+
 static void make_header(const struct daemon *d, const struct image *im, const struct event *ev,
 			struct odb_header *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->cpu_type =
 		d->session_flags & DP_SESSION_TIMER_MODE ? ODB_CPU_TIMER : ODB_CPU_ARCH_PERFMON;
-	h->ctr_event = (uint32_t)ev->config;
-	h->ctr_um = (uint32_t)ev->um;
+	oprofile_event(ev, &h->ctr_event, &h->ctr_um);
 	h->ctr_count = (uint32_t)(ev->flags & DP_EVENT_FREQ ? ev->freq : ev->period);
 	h->is_kernel = im->kind == DP_IMAGE_KERNEL || im->kind == DP_IMAGE_MODULE;
 	h->mtime = im->mtime;
@@ -224,7 +256,13 @@ struct sfile *sfile__lookup(struct daemon *d, uint32_t event)
 	struct transient *t = &d->t;
 	struct image *im = t->image;
 	const struct event *ev = &d->events[event];
-	bool sep_app = mangle__separates_app(d->separate, im->kind);
+	/*
+	 * Anonymous memory always goes under its process's binary, as
+	 * {root}/APP/{dep}/{anon:LABEL}/TGID.0xSTART.0xEND: OProfile's opreport
+	 * reads only {root} and {kern} trees and drops a top-level {anon:...}.
+	 */
+	bool sep_app = mangle__separates_app(d->separate, im->kind) ||
+		       (im->kind == DP_IMAGE_ANON && t->app && t->app->kind == DP_IMAGE_FILE);
 	bool sep_thread = d->separate & DP_SEP_THREAD;
 	struct skey k = {
 		.image = im->id,

@@ -554,8 +554,12 @@ static void image__derive(struct pp_image *im, bool guest)
 	if (!strncmp(r, "{root}/", 7)) {
 		im->kind = DP_IMAGE_FILE;
 		n = strdup(r + 6);
+	} else if (!strcmp(r, "{kern}/proc/kallsyms")) {
+		/* The host kernel, named as OProfile's opreport symbolises it. */
+		im->kind = DP_IMAGE_KERNEL;
+		n = strdup("vmlinux");
 	} else if (!strcmp(r, "{kern}/vmlinux") || !strncmp(r, "{kern}/vmlinux-", 15)) {
-		/* vmlinux-BUILDID: a guest kernel, named by its build-id */
+		/* vmlinux: sessions before {kern}/proc/kallsyms; vmlinux-BUILDID: a guest kernel */
 		im->kind = DP_IMAGE_KERNEL;
 		n = strdup(r + 7);
 	} else if (!strncmp(r, "{kern}/", 7)) {

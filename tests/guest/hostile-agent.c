@@ -342,7 +342,7 @@ static const char *const evil_names[] = {
 	"/proc/self/root/../../../tmp/domprof-hostile-escape3",
 	"//////////////////////////x",
 	"/.build-id/../../../../meta/session",
-	"/samples/current/{kern}/vmlinux",
+	"/samples/current/{kern}/proc/kallsyms",
 };
 
 static uint8_t evil_bid[AP_BUILD_ID_MAX];

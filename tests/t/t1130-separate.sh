@@ -16,7 +16,7 @@ test_expect_success 'lib: shared-library samples are filed under the application
 	find s/samples/current -path "*{root}$splitbin/{dep}/{root}/*.so*" -type f | grep .
 '
 test_expect_success 'kernel: kernel samples are filed under the application' '
-	find s/samples/current -path "*{root}$splitbin/{dep}/{kern}/vmlinux/*" -type f | grep -q .
+	find s/samples/current -path "*{root}$splitbin/{dep}/{kern}/proc/kallsyms/*" -type f | grep -q .
 '
 test_expect_success 'thread,cpu: file names carry TGID.TID.CPU numbers' '
 	find s/samples/current -path "*/{dep}/{root}$splitbin/*" -type f >files &&

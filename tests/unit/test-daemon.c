@@ -38,7 +38,7 @@
 #define TAIL(ev)  "/" ev ".250000.0.all.all.all"
 #define APP_DIR	  "{root}/usr/bin/app/{dep}/{root}/usr/bin/app"
 #define LIBC_DIR  "{root}/lib/libc.so.6/{dep}/{root}/lib/libc.so.6"
-#define KERN_DIR  "{kern}/vmlinux/{dep}/{kern}/vmlinux"
+#define KERN_DIR  "{kern}/proc/kallsyms/{dep}/{kern}/proc/kallsyms"
 #define APP_FILE  "samples/current/" APP_DIR TAIL("cpu-clock")
 #define LIBC_FILE "samples/current/" LIBC_DIR TAIL("cpu-clock")
 #define KERN_FILE "samples/current/" KERN_DIR TAIL("cpu-clock")
@@ -381,6 +381,30 @@ static void test_bad_input(void **state)
 		assert_non_null(strstr(data, "samples=3\n"));
 		free(data);
 	}
+	/* and again where OProfile's opreport looks for losses and throttling */
+	{
+		static const struct {
+			const char *file, *want;
+		} ostats[] = {
+			{"total_samples", "3"},
+			{"lost_records_by_kernel", "7"},
+			{"lost_samplefile", "0"},
+			{"lost_no_mapping", "6"},
+			{"lost_no_app_for_user_sample", "4"},
+			{"throttled/cpu-clock", ""},
+		};
+
+		for (size_t i = 0; i < sizeof(ostats) / sizeof(ostats[0]); i++) {
+			char path[128], *data;
+			size_t len;
+
+			snprintf(path, sizeof(path), "samples/current/stats/%s", ostats[i].file);
+			assert_int_equal(meta__read_file(f->dirfd, path, 64, &data, &len), 0);
+			assert_int_equal(len, strlen(ostats[i].want));
+			assert_memory_equal(data, ostats[i].want, len);
+			free(data);
+		}
+	}
 }
 
 /* ---- the tree on disk ---- */
@@ -656,7 +680,7 @@ static void test_meta_files(void **state)
 	assert_string_equal(l[0],
 			    "host\thost-user\tfile\t{root}/usr/bin/app\t-\t1700000000\t0x0\t0x0"
 			    "\t/usr/bin/app");
-	assert_string_equal(l[2], "host\thost-kernel\tkernel\t{kern}/vmlinux\t-\t1700000000\t"
+	assert_string_equal(l[2], "host\thost-kernel\tkernel\t{kern}/proc/kallsyms\t-\t1700000000\t"
 				  "0xffffffff81000000\t0xffffffff82000000\tvmlinux");
 	/* every line has 9 fields and unescapes; the hostile names stay one field each */
 	for (int i = 0; i < n; i++) {

@@ -56,11 +56,11 @@ static const struct {
 	 "{root}/relative/x/{dep}/{root}/relative/x/" TAIL},
 	{__LINE__, DP_IMAGE_FILE, S("/\xc3\xa9t\xc3\xa9"), SEP_NONE, 0, NULL, 0,
 	 "{root}/\xc3\xa9t\xc3\xa9/{dep}/{root}/\xc3\xa9t\xc3\xa9/" TAIL},
-	/* the host kernel is vmlinux, a guest kernel its own name; modules are one component */
+	/* the host kernel is proc/kallsyms (as opreport reads it), a guest kernel its own name; modules are one component */
 	{__LINE__, DP_IMAGE_KERNEL, S("[kernel.kallsyms]"), SEP_NONE, 0, NULL, 0,
-	 "{kern}/vmlinux/{dep}/{kern}/vmlinux/" TAIL},
+	 "{kern}/proc/kallsyms/{dep}/{kern}/proc/kallsyms/" TAIL},
 	{__LINE__, DP_IMAGE_KERNEL, S(""), SEP_NONE, 0, NULL, 0,
-	 "{kern}/vmlinux/{dep}/{kern}/vmlinux/" TAIL},
+	 "{kern}/proc/kallsyms/{dep}/{kern}/proc/kallsyms/" TAIL},
 	{__LINE__, DP_IMAGE_KERNEL, S("vmlinux-0123456789abcdef0123456789abcdef01234567"), SEP_NONE,
 	 0, NULL, 0,
 	 "{kern}/vmlinux-0123456789abcdef0123456789abcdef01234567/{dep}/"
@@ -83,6 +83,9 @@ static const struct {
 	 "{anon:[heap]}/42.0x1000.0x2000/{dep}/{anon:[heap]}/42.0x1000.0x2000/" TAIL},
 	{__LINE__, DP_IMAGE_ANON, S("//anon"), SEP_NONE, 0, NULL, 0,
 	 "{anon:%2F%2Fanon}/42.0x1000.0x2000/{dep}/{anon:%2F%2Fanon}/42.0x1000.0x2000/" TAIL},
+	/* anonymous memory under its process's binary even without --separate: opreport reads it */
+	{__LINE__, DP_IMAGE_ANON, S("[heap]"), SEP_NONE, DP_IMAGE_FILE, S("/bin/sh"),
+	 "{root}/bin/sh/{dep}/{anon:[heap]}/42.0x1000.0x2000/" TAIL},
 	{__LINE__, DP_IMAGE_UNKNOWN, S("[unknown]"), SEP_NONE, 0, NULL, 0,
 	 "{anon:unknown}/[unknown]/{dep}/{anon:unknown}/[unknown]/" TAIL},
 	/* --separate=lib: user images under the process's binary, kernel ones not */
@@ -93,10 +96,10 @@ static const struct {
 	{__LINE__, DP_IMAGE_ANON, S("[vdso]"), DP_SEP_LIB, DP_IMAGE_FILE, S("/bin/sh"),
 	 "{root}/bin/sh/{dep}/{anon:[vdso]}/42.0x1000.0x2000/" TAIL},
 	{__LINE__, DP_IMAGE_KERNEL, S("vmlinux"), DP_SEP_LIB, DP_IMAGE_FILE, S("/bin/sh"),
-	 "{kern}/vmlinux/{dep}/{kern}/vmlinux/" TAIL},
+	 "{kern}/proc/kallsyms/{dep}/{kern}/proc/kallsyms/" TAIL},
 	/* --separate=kernel: kernel images under the process's binary, user ones not */
 	{__LINE__, DP_IMAGE_KERNEL, S("vmlinux"), DP_SEP_KERNEL, DP_IMAGE_FILE, S("/bin/sh"),
-	 "{root}/bin/sh/{dep}/{kern}/vmlinux/" TAIL},
+	 "{root}/bin/sh/{dep}/{kern}/proc/kallsyms/" TAIL},
 	{__LINE__, DP_IMAGE_MODULE, S("kvm"), DP_SEP_KERNEL, DP_IMAGE_FILE, S("/bin/sh"),
 	 "{root}/bin/sh/{dep}/{kern}/kvm/" TAIL},
 	{__LINE__, DP_IMAGE_FILE, S("/lib/libc.so.6"), DP_SEP_KERNEL, DP_IMAGE_FILE, S("/bin/sh"),
