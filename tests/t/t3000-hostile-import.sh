@@ -23,4 +23,13 @@ test_expect_success 'one million ids in descending order: imported in < 5 s CPU,
 mkhostile shared-ids over.data 1 1048577
 test_expect_failure_exit 'one id more than the 1 Mi limit is refused' \
 	'domprof import over.data --session-dir over --kallsyms ks' 'event ids'
+
+# (b) Before: every FORK copied its parent's maps; 3000 forks of a process
+# with 20000 maps (a 3 MB file) asked for 1.9 GB.
+mkhostile forks forks.data 20000 3000
+test_expect_success '3000 forks of a process with 20000 maps: < 5 s CPU, < 200 MiB' '
+	bounded 5 200 domprof import forks.data --session-dir forks --kallsyms ks &&
+	domprof report --session-dir forks --format csv >f.csv &&
+	grep -q "^host,host-user,/nonexistent/lib0.so,3000," f.csv || { cat f.csv; false; }
+'
 test_done
