@@ -9,6 +9,10 @@
     mkhostile.py forks OUT NMAPS NFORKS
         a perf.data in which process 100 maps NMAPS executable ranges, then
         forks NFORKS children (pids 1000...), then one sample in each
+    mkhostile.py guest-files OUT NDOMAINS NFILES SIZE
+        a saved event stream (uncompressed words: pipe it through zstd)
+        defining NDOMAINS guest domains, each sending one 1-byte FILE_CHUNK
+        of NFILES distinct build-ids declared SIZE bytes long
 """
 import struct
 import sys
@@ -102,10 +106,38 @@ def forks(nmaps, nforks):
     return perf_data(1, [1], bytes(d))
 
 
+ESCAPE = (1 << 64) - 1
+
+
+def rec(code, args, string=None):
+    w = list(args)
+    if string is not None:
+        b = string + b"\0" * (-len(string) % 8)
+        w += [len(string)] + list(struct.unpack("<%dQ" % (len(b) // 8), b))
+    return struct.pack("<%dQ" % (2 + len(w)), ESCAPE, code | len(w) << 16, *w)
+
+
+def guest_files(ndomains, nfiles, size):
+    out = bytearray(b"DPEVBUF\0" + struct.pack("<Q", 1))
+    out += rec(1, [1, 1000, 1, 1])  # SESSION: version 1, timer mode
+    out += rec(9, [0, 1, 0, 0, 4000, 0, 3 | 4], b"cpu-clock")  # EVENT_DEF
+    for dom in range(1, ndomains + 1):
+        out += rec(4, [dom, dom, dom, 0], b"g%d" % dom)  # DOMAIN_DEF
+        out += rec(5, [dom])  # DOMAIN_SWITCH
+        for i in range(nfiles):
+            bid = struct.pack("<HH", dom, i) + b"\xbb" * 16
+            words = struct.unpack("<QQI", bid)
+            out += rec(21, [20, words[0], words[1], words[2], size, 0], b"x")
+    out += rec(16, [2000])  # END
+    return bytes(out)
+
+
 def main(argv):
     kind, out = argv[1], argv[2]
     if kind == "shared-ids":
         data = shared_ids(int(argv[3]), int(argv[4]))
+    elif kind == "guest-files":
+        data = guest_files(int(argv[3]), int(argv[4]), int(argv[5]))
     elif kind == "forks":
         data = forks(int(argv[3]), int(argv[4]))
     else:

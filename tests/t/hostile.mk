@@ -3,6 +3,7 @@
 # and memory the real command takes on it.
 HOSTILE_TESTS = \
 	tests/t/t3000-hostile-import.sh \
-	tests/t/t3010-hostile-report.sh
+	tests/t/t3010-hostile-report.sh \
+	tests/t/t3020-hostile-stream.sh
 TESTS += $(HOSTILE_TESTS)
 EXTRA_DIST += $(HOSTILE_TESTS) tests/t/lib-hostile.sh tests/helper/mkhostile.py

@@ -1154,7 +1154,7 @@ static void test_file_chunk_bounds(void **state)
 
 	bin_fill(bin, sizeof(bin), 3);
 	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
-	daemon__set_store_limits(d, BIG, BIG + 6000);
+	daemon__set_store_limits(d, BIG, BIG + 6000, 0);
 	w_web(&f->b);
 	/* build-id lengths: GDB's layout needs two bytes, a build-id has at most 20 */
 	w_chunk(&f->b, bid_a, 0, 10, 0, bin, 10), bad++;
@@ -1222,6 +1222,56 @@ static void test_file_chunk_bounds(void **state)
 		assert_non_null(strstr(data, "\nstore_errors=0\n"));
 		free(data);
 	}
+	daemon__free(d);
+}
+
+/*
+ * Many domains each within their own store's bound still stop at the
+ * session's: a tiny stream must not reserve (fallocate) unbounded disk.
+ */
+static void test_file_chunk_session_budget(void **state)
+{
+	struct fixture *f = *state;
+	static char bin[16];
+	struct daemon_stats st;
+	struct daemon *d;
+	uint64_t kept = 0;
+
+	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
+	daemon__set_store_limits(d, 1000, 2000, 5000);
+	w_session(&f->b);
+	w_event(&f->b, EV_CLOCK, "cpu-clock");
+	for (uint64_t dom = 1; dom <= 4; dom++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "g%u", (unsigned)dom);
+		twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){dom, dom, dom, 0}, 4, name,
+			    strlen(name));
+		twords__rec(&f->b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){dom}, 1);
+		/* two 1000-byte files fill each domain's store; a third overflows it */
+		for (uint8_t i = 0; i < 3; i++) {
+			uint8_t bid[2] = {(uint8_t)dom, i};
+
+			w_chunk(&f->b, bid, 2, 1000, 0, bin, 1);
+		}
+	}
+	process(d, &f->b);
+	st = *daemon__stats(d);
+	assert_int_equal(st.bad_records, 0);
+	assert_int_equal(st.store_errors, 0);
+	/* 5 files fit (g1 and g2 two, g3 one); a domain's third, or any past 5000 bytes, not */
+	assert_int_equal(st.domain_overflow, 1 + 1 + 2 + 3);
+	for (unsigned dom = 1; dom <= 4; dom++)
+		for (unsigned i = 0; i < 3; i++) {
+			char path[64];
+			struct stat sb;
+
+			snprintf(path, sizeof(path), "domains/g%u/root/.build-id/%02x/.%02x.part",
+				 dom, dom, i);
+			if (fstatat(f->dirfd, path, &sb, 0) == 0)
+				kept += (uint64_t)sb.st_size;
+		}
+	assert_int_equal(kept, 5000);
 	daemon__free(d);
 }
 
@@ -1564,6 +1614,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_many_files, fx_setup, fx_teardown),
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test_setup_teardown(test_file_chunks, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_file_chunk_session_budget, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_file_chunk_bounds, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_file_chunk_path, fx_setup, fx_teardown),
 		cmocka_unit_test(test_file_chunk_symlink),
