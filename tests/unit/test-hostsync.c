@@ -567,6 +567,57 @@ static void test_guest_instance(void **state)
 	guestsync__free(g);
 }
 
+/*
+ * A hostile guest stamps its records in the future, or floods: they used to
+ * wait in its queue for the whole session. What is more than 10 s past the
+ * last horizon, or past 2^18 waiting records, is dropped and counted.
+ */
+static void test_guest_queue_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct guestsync *g = guest_new(f, 5, "vmlinux", 0);
+	const struct sync_stats *st = guestsync__stats(g);
+	const uint64_t h = 1000000000ull, s10 = 10000000000ull, qmax = 1u << 18;
+	struct tperf_rec r;
+	uint64_t kept = 0, dropped = 0, bad0;
+	size_t i;
+
+	assert_int_equal(guestsync__add_event_id(g, ID0, 0), 0);
+	assert_int_equal(guestsync__flush(g, h, &f->out), 0);
+	dp_words__reset(&f->out);
+	bad0 = st->bad_records;
+	/* An hour ahead, a million times: nothing kept. */
+	for (i = 0; i < 1000000; i++) {
+		tperf__sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000110, 40, 41,
+			      h + 3600 * 1000000000ull + i, 0);
+		assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+	}
+	assert_int_equal(st->records, 0);
+	assert_int_equal(st->bad_records - bad0, 1000000);
+	/* Just inside 10 s is fine; a flood stops at the queue's bound. */
+	for (i = 0; i < qmax + 1000; i++) {
+		tperf__sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000110, 40, 41,
+			      h + s10 - i, 0);
+		assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+	}
+	assert_int_equal(st->records, qmax);
+	assert_int_equal(st->bad_records - bad0, 1000000 + 1000);
+	/* What was kept goes out, and the drops are told as malformed samples. */
+	assert_int_equal(guestsync__flush(g, UINT64_MAX, &f->out), 0);
+	for (size_t pos = 0; pos < f->out.n;) {
+		struct dp_item it;
+
+		assert_int_equal(dp_words__next(f->out.w, f->out.n, &pos, &it), 1);
+		if (it.is_sample)
+			kept += it.offset == 0x110;
+		else if (it.code == DP_CODE_DROPPED && it.args[0] == 2)
+			dropped += it.args[1];
+	}
+	assert_int_equal(kept, qmax);
+	assert_int_equal(dropped, 1000000 + 1000);
+	guestsync__free(g);
+}
+
 static void test_garbage_counted_and_skipped(void **state)
 {
 	struct fx *f = *state;
@@ -1127,6 +1178,7 @@ int main(void)
 		T(test_lost_throttle_guest),
 		T(test_domain_attribution),
 		T(test_guest_instance),
+		T(test_guest_queue_bounded),
 		T(test_garbage_counted_and_skipped),
 		T(test_hostile_filename_bounded),
 		T(test_scan_fake_proc),
