@@ -136,13 +136,19 @@ struct hs_kernel {
 	struct hs_image *kimg; /* NULL when kallsyms gave no usable _stext/_etext */
 	uint64_t kstart, kend;
 	struct hs_kmod *mods; /* sorted by start */
-	size_t nmods;
+	size_t nmods, mods_cap;
 };
 
 void kernel__fini(struct hs_kernel *k);
 int kernel__load(struct hs_kernel *k, struct hs_images *images, const char *kallsyms,
 		 const char *modules, struct dp_words *out);
-/* From open streams (either may be NULL); the kernel image is called kname. */
+/*
+ * Add what open streams (either may be NULL) say to k: their modules, and
+ * their symbols as KSYM records, each sized within this kallsyms (a guest
+ * agent's later KSYMS frames come here alone: earlier symbols are not read
+ * nor emitted again). A kallsyms without _stext/_etext keeps the kernel range
+ * known; the kernel image is called kname.
+ */
 int kernel__load_files(struct hs_kernel *k, struct hs_images *images, FILE *kallsyms, FILE *modules,
 		       const char *kname, struct dp_words *out);
 /* Kernel or module image and offset of pc; NULL when no range covers it. */
