@@ -6,7 +6,7 @@
  * Everything here comes from a guest: the build-id, the sizes, the offsets
  * and the bytes. A file is written as .rest.part and renamed to rest only
  * when every byte of it arrived, so a report never symbolises a half file;
- * sizes are capped per file and per domain, and the received ranges of a file
+ * sizes are capped per file, per domain and for the session, and the received ranges of a file
  * are a bounded list.
  */
 #include "config.h"
@@ -256,7 +256,9 @@ int bidstore__chunk(struct daemon *d, const struct dp_rec_file_chunk *rec)
 	if (f->complete)
 		return 0;
 	if (!f->total) {
-		if (s->bytes + total > d->bid_store_max) {
+		/* Each file's whole size is reserved on disk: bound it per domain and in all. */
+		if (s->bytes + total > d->bid_store_max ||
+		    d->bid_total + total > d->bid_total_max) {
 			d->stats.domain_overflow++;
 			return 0;
 		}
@@ -268,6 +270,7 @@ int bidstore__chunk(struct daemon *d, const struct dp_rec_file_chunk *rec)
 			return 0;
 		}
 		s->bytes += total;
+		d->bid_total += total;
 	}
 	if (covered(f, off, off + l))
 		return 0;

@@ -84,6 +84,7 @@ int daemon__new(int session_dirfd, unsigned separate, struct daemon **out)
 	d->bid_fd = -1;
 	d->bid_file_max = DAEMON_MAX_BID_FILE;
 	d->bid_store_max = DAEMON_MAX_BID_STORE;
+	d->bid_total_max = DAEMON_MAX_BID_TOTAL;
 	d->dirty_session = d->dirty_events = d->dirty_images = true;
 	d->dirty_kallsyms = d->dirty_tasks = true;
 	r = session__mkdirs(d->dirfd, "meta");
@@ -277,12 +278,15 @@ int daemon__sync(struct daemon *d)
 	return dmeta__write_all(d);
 }
 
-void daemon__set_store_limits(struct daemon *d, uint64_t file_max, uint64_t store_max)
+void daemon__set_store_limits(struct daemon *d, uint64_t file_max, uint64_t store_max,
+			      uint64_t total_max)
 {
 	if (file_max && file_max <= DAEMON_MAX_BID_FILE)
 		d->bid_file_max = file_max;
 	if (store_max && store_max <= DAEMON_MAX_BID_STORE)
 		d->bid_store_max = store_max;
+	if (total_max && total_max <= DAEMON_MAX_BID_TOTAL)
+		d->bid_total_max = total_max;
 }
 
 const struct daemon_stats *daemon__stats(const struct daemon *d)

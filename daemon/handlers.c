@@ -88,6 +88,51 @@ static int uuid_taken(const struct daemon *d, const char *uname, uint64_t hi, ui
 	return -ENOENT;
 }
 
+static bool dir_taken(const struct daemon *d, const char *comp)
+{
+	for (size_t i = 0; i < d->ndomains; i++)
+		if (!strcmp(d->domains[i].dir + strlen("domains/"), comp))
+			return true;
+	return false;
+}
+
+/*
+ * The directory component of uname (size cap). A new slot's must be no other
+ * slot's: two names can still meet once decorated (a domain may be called
+ * "x@22222222#4" by its owner), and then one domain's metadata would
+ * overwrite the other's. Such a name gets "#ID" (if it has not yet), then
+ * ".N" from 2 on; each try passes a directory that exists, so this ends.
+ */
+static int domain_dir(const struct daemon *d, char *uname, size_t cap, uint64_t id, bool new_slot,
+		      char *comp, size_t ccap)
+{
+	size_t base;
+	char sfx[32];
+	int r;
+
+	r = mangle__component(uname, strlen(uname), comp, ccap);
+	if (r < 0 || !new_slot || !dir_taken(d, comp))
+		return r < 0 ? r : 0;
+	snprintf(sfx, sizeof(sfx), "#%" PRIu64, id);
+	base = strlen(uname);
+	if (base < strlen(sfx) || strcmp(uname + base - strlen(sfx), sfx)) {
+		if (base + strlen(sfx) >= cap)
+			return -ENOSPC;
+		memcpy(uname + base, sfx, strlen(sfx) + 1);
+		base += strlen(sfx);
+	}
+	for (unsigned n = 1; n <= DAEMON_MAX_DOMAINS + 1; n++) {
+		if (n > 1 && (size_t)snprintf(uname + base, cap - base, ".%u", n) >= cap - base)
+			return -ENOSPC;
+		r = mangle__component(uname, strlen(uname), comp, ccap);
+		if (r < 0)
+			return r;
+		if (!dir_taken(d, comp))
+			return 0;
+	}
+	return -ENOSPC;
+}
+
 static int handle_domain_def(struct daemon *d, const struct dp_item *it)
 {
 	struct dp_rec_domain_def rec;
@@ -112,6 +157,16 @@ static int handle_domain_def(struct daemon *d, const struct dp_item *it)
 	}
 	if (d->ndomains >= DAEMON_MAX_DOMAINS)
 		return -EBADMSG;
+	/* A domain stopped and started again under a new id keeps its directory. */
+	for (size_t i = 0; i < d->ndomains; i++) {
+		dom = &d->domains[i];
+		if (dom->uuid_hi == rec.uuid_hi && dom->uuid_lo == rec.uuid_lo &&
+		    same_bytes(dom->name, dom->len, name, len)) {
+			slot = dom->slot;
+			snprintf(uname, sizeof(uname), "%s", dom->uname);
+			goto add;
+		}
+	}
 	/* A NUL inside the name would hide the rest from the directory name; escape it. */
 	if (len == 0 || memchr(name, '\0', len))
 		snprintf(uname, sizeof(uname), "domain%" PRIu64, rec.domain);
@@ -132,6 +187,11 @@ static int handle_domain_def(struct daemon *d, const struct dp_item *it)
 	} else if (r < 0) {
 		slot = d->ndomains;
 	}
+add:
+	r = domain_dir(d, uname, sizeof(uname), rec.domain, slot == d->ndomains, comp,
+		       sizeof(comp));
+	if (r < 0)
+		return r == -ENOSPC ? -EBADMSG : r;
 	if (dp_ensure(d->domains, d->domains_cap, d->ndomains + 1) < 0)
 		return -ENOMEM;
 	dom = &d->domains[d->ndomains];
@@ -143,8 +203,7 @@ static int handle_domain_def(struct daemon *d, const struct dp_item *it)
 	dom->len = len;
 	dom->name = malloc(len + 1);
 	dom->uname = strdup(uname);
-	r = mangle__component(uname, strlen(uname), comp, sizeof(comp));
-	if (r >= 0 && asprintf(&dom->dir, "domains/%s", comp) < 0)
+	if (asprintf(&dom->dir, "domains/%s", comp) < 0)
 		dom->dir = NULL;
 	if (!dom->name || !dom->uname || !dom->dir) {
 		free(dom->name);

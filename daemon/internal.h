@@ -30,6 +30,8 @@
 /* Guest binaries by build-id (FILE_CHUNK): one file, one domain's store, build-ids per domain. */
 #define DAEMON_MAX_BID_FILE  (64ull << 20)
 #define DAEMON_MAX_BID_STORE (256ull << 20)
+/* Every domain's store together: a stream may define thousands of domains. */
+#define DAEMON_MAX_BID_TOTAL (1ull << 30)
 #define DAEMON_MAX_BID_FILES 16384
 /* Disjoint received ranges of one incomplete file. */
 #define DAEMON_MAX_BID_RANGES 4096
@@ -305,7 +307,8 @@ struct daemon {
 	size_t name_bytes;	 /* kept for ksyms, kmods, comms */
 
 	uint64_t image_seq;
-	uint64_t bid_file_max, bid_store_max;
+	uint64_t bid_file_max, bid_store_max, bid_total_max;
+	uint64_t bid_total; /* bytes reserved in every domain's store */
 	/* The open .part file of the build-id chunks last came for; -1 none. */
 	int bid_fd;
 	uint32_t bid_fd_slot, bid_fd_len;

@@ -13,8 +13,13 @@
 #include "domprof/words.h"
 
 /* Bounds on untrusted input. */
-#define HS_PATH_MAX    4096    /* longest image path or label kept */
-#define HS_MAPS_MAX    262144  /* executable mappings per process */
+#define HS_PATH_MAX 4096 /* longest image path or label kept */
+/*
+ * Executable mappings per process: the kernel's default vm.max_map_count
+ * (65530) bounds all of a process's mappings. A write to maps shared since a
+ * FORK copies them, so this also bounds the cost of one record.
+ */
+#define HS_MAPS_MAX    65536
 #define HS_KSYMS_MAX   4000000 /* kernel symbols */
 #define HS_MODULES_MAX 65536
 #define HS_LINE_MAX    8192
@@ -72,6 +77,17 @@ struct hs_map {
 	struct hs_image *img;
 };
 
+/*
+ * A process's maps, shared copy-on-write: a FORK takes a reference instead
+ * of copying (a forking server with many maps would otherwise cost megabytes
+ * per 32-byte FORK record), the first write by either process copies.
+ */
+struct hs_mapv {
+	size_t refs;
+	size_t cap;
+	struct hs_map v[];
+};
+
 struct hs_proc {
 	uint32_t tgid;
 	bool known;	   /* maps are trustworthy (scan, lazy read or records) */
@@ -80,8 +96,9 @@ struct hs_proc {
 	bool comm_pending; /* comm read from /proc, COMM not emitted yet */
 	char comm[HS_COMM_LEN];
 	struct hs_image *app;
-	struct hs_map *maps;
-	size_t nmaps, cap;
+	struct hs_map *maps; /* mapv->v, or NULL: read-only, sorted by start */
+	size_t nmaps;
+	struct hs_mapv *mapv;
 	size_t last;	      /* index of the last map hit */
 	struct dp_hnode node; /* in hs_procs, by tgid */
 };
@@ -96,6 +113,7 @@ struct hs_proc *procs__find(struct hs_procs *p, uint32_t tgid);
 struct hs_proc *procs__get(struct hs_procs *p, uint32_t tgid); /* find or create; NULL on ENOMEM */
 void procs__drop(struct hs_procs *p, uint32_t tgid);
 void proc__clear_maps(struct hs_proc *proc);
+/* dst shares src's maps, copy-on-write (FORK). */
 int proc__copy_maps(struct hs_proc *dst, const struct hs_proc *src);
 /* Insert [start, end) replacing whatever it overlaps. */
 int proc__add_map(struct hs_proc *proc, uint64_t start, uint64_t end, uint64_t pgoff,
@@ -118,13 +136,19 @@ struct hs_kernel {
 	struct hs_image *kimg; /* NULL when kallsyms gave no usable _stext/_etext */
 	uint64_t kstart, kend;
 	struct hs_kmod *mods; /* sorted by start */
-	size_t nmods;
+	size_t nmods, mods_cap;
 };
 
 void kernel__fini(struct hs_kernel *k);
 int kernel__load(struct hs_kernel *k, struct hs_images *images, const char *kallsyms,
 		 const char *modules, struct dp_words *out);
-/* From open streams (either may be NULL); the kernel image is called kname. */
+/*
+ * Add what open streams (either may be NULL) say to k: their modules, and
+ * their symbols as KSYM records, each sized within this kallsyms (a guest
+ * agent's later KSYMS frames come here alone: earlier symbols are not read
+ * nor emitted again). A kallsyms without _stext/_etext keeps the kernel range
+ * known; the kernel image is called kname.
+ */
 int kernel__load_files(struct hs_kernel *k, struct hs_images *images, FILE *kallsyms, FILE *modules,
 		       const char *kname, struct dp_words *out);
 /* Kernel or module image and offset of pc; NULL when no range covers it. */

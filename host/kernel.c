@@ -28,8 +28,9 @@ void kernel__fini(struct hs_kernel *k)
 		return;
 	free(k->mods);
 	k->mods = NULL;
-	k->nmods = 0;
+	k->nmods = k->mods_cap = 0;
 	k->kimg = NULL;
+	k->kstart = k->kend = 0;
 }
 
 /*
@@ -148,7 +149,6 @@ static int parse_modules(FILE *f, struct hs_kernel *k, struct hs_images *images,
 			 struct dp_words *out)
 {
 	char line[4096];
-	size_t cap = 0;
 	int r;
 
 	while ((r = read_line(f, line, sizeof(line))) >= 0) {
@@ -178,7 +178,7 @@ static int parse_modules(FILE *f, struct hs_kernel *k, struct hs_images *images,
 			continue;
 		if (k->nmods >= HS_MODULES_MAX)
 			break;
-		if (dp_ensure(k->mods, cap, k->nmods + 1) < 0)
+		if (dp_ensure(k->mods, k->mods_cap, k->nmods + 1) < 0)
 			return -ENOMEM;
 		img = images__special(images, DP_IMAGE_MODULE, name, base, base + size);
 		if (!img)
@@ -202,23 +202,27 @@ static bool same_owner(const struct ksym *a, const struct ksym *b)
 						   b->name + b->name_len - b->mod_len, a->mod_len);
 }
 
-/* Where the symbol at i ends: the next symbol, bounded by its kernel or module range. */
-static uint64_t ksym_end(const struct ksym *v, size_t n, size_t i, const struct hs_kernel *k)
+static const struct hs_kmod *find_mod(const struct hs_kernel *k, uint64_t pc);
+
+/*
+ * Where the symbol at i ends: the next symbol (next: the first index with a
+ * higher address), bounded by its kernel or module range.
+ */
+static uint64_t ksym_end(const struct ksym *v, size_t n, size_t i, size_t next,
+			 const struct hs_kernel *k)
 {
+	const struct hs_kmod *m = find_mod(k, v[i].addr);
 	uint64_t limit = UINT64_MAX;
 
 	if (!v[i].mod_len && k->kend && v[i].addr < k->kend)
 		limit = k->kend;
-	for (size_t m = 0; m < k->nmods; m++)
-		if (v[i].addr >= k->mods[m].start && v[i].addr < k->mods[m].end)
-			limit = k->mods[m].end;
-	for (size_t j = i + 1; j < n; j++) {
-		if (v[j].addr <= v[i].addr)
-			continue;
+	if (m)
+		limit = m->end;
+	if (next < n) {
 		/* A marker like _etext is followed by another owner's symbols: size 0. */
-		if (limit == UINT64_MAX && !same_owner(&v[i], &v[j]))
+		if (limit == UINT64_MAX && !same_owner(&v[i], &v[next]))
 			return v[i].addr;
-		return v[j].addr < limit ? v[j].addr : limit;
+		return v[next].addr < limit ? v[next].addr : limit;
 	}
 	return limit == UINT64_MAX ? v[i].addr : limit;
 }
@@ -246,7 +250,6 @@ int kernel__load_files(struct hs_kernel *k, struct hs_images *images, FILE *kall
 	uint64_t stext, etext;
 	int r = 0;
 
-	kernel__fini(k);
 	if (modules) {
 		r = parse_modules(modules, k, images, out);
 		if (r < 0)
@@ -265,10 +268,17 @@ int kernel__load_files(struct hs_kernel *k, struct hs_images *images, FILE *kall
 		if (!k->kimg)
 			r = -ENOMEM;
 	}
-	for (size_t i = 0; i < n && r >= 0; i++) {
+	/*
+	 * Symbols sharing an address share their end: one pass over each run
+	 * (it scanned the run again for every symbol of it).
+	 */
+	for (size_t i = 0, next = 0; i < n && r >= 0; i++) {
+		if (next <= i)
+			for (next = i + 1; next < n && v[next].addr <= v[i].addr; next++)
+				;
 		if (!v[i].addr)
 			continue;
-		r = dp_emit__ksym(out, v[i].addr, ksym_end(v, n, i, k) - v[i].addr,
+		r = dp_emit__ksym(out, v[i].addr, ksym_end(v, n, i, next, k) - v[i].addr,
 				  (uint8_t)v[i].type, v[i].name, v[i].name_len);
 	}
 	for (size_t i = 0; i < n; i++)
@@ -283,6 +293,7 @@ int kernel__load(struct hs_kernel *k, struct hs_images *images, const char *kall
 	FILE *fk = NULL, *fm = NULL;
 	int r;
 
+	kernel__fini(k);
 	if (modules)
 		fm = fopen(modules, "re");
 	if (kallsyms) {

@@ -22,9 +22,50 @@ int procs__init(struct hs_procs *p)
 	return 0;
 }
 
+static void mapv_put(struct hs_proc *proc)
+{
+	if (proc->mapv && !--proc->mapv->refs)
+		free(proc->mapv);
+	proc->mapv = NULL;
+	proc->maps = NULL;
+	proc->nmaps = 0;
+	proc->last = 0;
+}
+
+/* Make proc's maps its own, with room for need entries. */
+static int mapv_own(struct hs_proc *proc, size_t need)
+{
+	struct hs_mapv *v = proc->mapv;
+	size_t cap;
+
+	if (v && v->refs == 1 && v->cap >= need)
+		return 0;
+	cap = v && v->cap > 8 ? v->cap : 8;
+	while (cap < need)
+		cap *= 2;
+	if (v && v->refs == 1) {
+		v = realloc(v, sizeof(*v) + cap * sizeof(v->v[0]));
+		if (!v)
+			return -ENOMEM;
+	} else {
+		v = malloc(sizeof(*v) + cap * sizeof(v->v[0]));
+		if (!v)
+			return -ENOMEM;
+		v->refs = 1;
+		if (proc->nmaps)
+			memcpy(v->v, proc->maps, proc->nmaps * sizeof(v->v[0]));
+		if (proc->mapv)
+			proc->mapv->refs--; /* shared: another holder frees it */
+	}
+	v->cap = cap;
+	proc->mapv = v;
+	proc->maps = v->v;
+	return 0;
+}
+
 static void proc_free(struct hs_proc *proc)
 {
-	free(proc->maps);
+	mapv_put(proc);
 	free(proc);
 }
 
@@ -81,18 +122,25 @@ void procs__drop(struct hs_procs *p, uint32_t tgid)
 
 void proc__clear_maps(struct hs_proc *proc)
 {
+	if (proc->mapv && proc->mapv->refs > 1) {
+		mapv_put(proc);
+		return;
+	}
 	proc->nmaps = 0;
 	proc->last = 0;
 }
 
 int proc__copy_maps(struct hs_proc *dst, const struct hs_proc *src)
 {
-	if (dp_ensure(dst->maps, dst->cap, src->nmaps) < 0)
-		return -ENOMEM;
-	if (src->nmaps)
-		memcpy(dst->maps, src->maps, src->nmaps * sizeof(*dst->maps));
+	if (dst == src)
+		return 0;
+	mapv_put(dst);
+	if (!src->mapv)
+		return 0;
+	src->mapv->refs++;
+	dst->mapv = src->mapv;
+	dst->maps = src->maps;
 	dst->nmaps = src->nmaps;
-	dst->last = 0;
 	return 0;
 }
 
@@ -139,7 +187,7 @@ int proc__add_map(struct hs_proc *proc, uint64_t start, uint64_t end, uint64_t p
 	need = proc->nmaps - (j - i) + 1 + has_left + has_right;
 	if (need > HS_MAPS_MAX)
 		return -E2BIG;
-	if (dp_ensure(proc->maps, proc->cap, need) < 0)
+	if (mapv_own(proc, need) < 0)
 		return -ENOMEM;
 	memmove(proc->maps + i + 1 + has_left + has_right, proc->maps + j,
 		(proc->nmaps - j) * sizeof(*proc->maps));

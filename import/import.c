@@ -265,7 +265,7 @@ static int parse_attrs(struct pd *pd)
 	if (!pd->attrs)
 		return pd_err(pd, -ENOMEM, "out of memory");
 
-	for (size_t i = 0; i < pd->nattrs; i++) {
+	for (size_t i = 0, total_ids = 0; i < pd->nattrs; i++) {
 		const uint8_t *a = b + off + i * attr_size;
 		struct pd_attr *pa = &pd->attrs[i];
 		uint64_t ids_off = le64_get(a + attr_size - 16);
@@ -282,11 +282,18 @@ static int parse_attrs(struct pd *pd)
 		pa->config1 = attr_size - 16 >= 64 ? le64_get(a + 56) : 0;
 		pa->config2 = attr_size - 16 >= 72 ? le64_get(a + 64) : 0;
 		pa->regs_user = attr_size - 16 >= 88 ? le64_get(a + 80) : 0;
-		if (ids_size % 8 || !in_file(pd, ids_off, ids_size) || ids_size / 8 > PERF_MAX_IDS)
+		if (ids_size % 8 || !in_file(pd, ids_off, ids_size))
 			return pd_err(pd, -EBADMSG, "event %zu: ids section is outside the file",
 				      i);
 		pa->ids_off = ids_off;
 		pa->ids_n = ids_size / 8;
+		/*
+		 * perf writes ids once each (events x CPUs or threads); attrs that
+		 * all point at one section would repeat it up to 256 times.
+		 */
+		total_ids += pa->ids_n;
+		if (total_ids > PERF_MAX_IDS)
+			return pd_err(pd, -EBADMSG, "more than %u event ids in all", PERF_MAX_IDS);
 		pa->sampling =
 			!(pa->type == PERF_TYPE_SOFTWARE && pa->config == PERF_COUNT_SW_DUMMY) &&
 			pa->period_freq;

@@ -112,6 +112,20 @@ static int image__finish(struct passive_image *img, char *errbuf, size_t errlen)
 		dp_errbuf__set(errbuf, errlen, "%s: no text symbols", img->path);
 		return -ENOEXEC;
 	}
+	/*
+	 * A size that runs past the top of the address space is a lie (a
+	 * tampered ELF or meta/kallsyms): it would wrap the text end below its
+	 * start. Forget it; it is filled up to the next symbol below.
+	 */
+	for (i = 0; i < img->nsyms; i++) {
+		struct psym *s = &img->syms[i];
+
+		if (s->size && s->addr + s->size < s->addr) {
+			s->size = 0;
+			s->sized = false;
+			img->bad_lines++;
+		}
+	}
 	qsort(img->syms, img->nsyms, sizeof(*img->syms), psym__cmp);
 	for (i = 0, k = 0; i < img->nsyms; i++) {
 		if (k && img->syms[k - 1].addr == img->syms[i].addr)

@@ -95,8 +95,11 @@ static int cand__cmp(const void *a, const void *b)
 	return ax < ay ? -1 : ax > ay;
 }
 
-/* Candidate slides: the image's text stays in the KASLR window. */
-static size_t candidates(const struct passive_image *img, struct cand **out)
+/*
+ * Candidate slides: the image's text stays in the KASLR window, so there are
+ * at most PASSIVE_MAX_SLIDES whatever the image says of its own range.
+ */
+static int candidates(const struct passive_image *img, struct cand **out, size_t *nout)
 {
 	int64_t kmin, kmax, k;
 	struct cand *c;
@@ -106,19 +109,20 @@ static size_t candidates(const struct passive_image *img, struct cand **out)
 		kmin = kmax = 0;
 	} else {
 		kmin = -(int64_t)((img->start - PASSIVE_KASLR_WIN_LO) / PASSIVE_KASLR_ALIGN);
-		kmax = img->end <= PASSIVE_KASLR_WIN_HI
+		kmax = img->end > img->start && img->end <= PASSIVE_KASLR_WIN_HI
 			       ? (int64_t)((PASSIVE_KASLR_WIN_HI - img->end) / PASSIVE_KASLR_ALIGN)
 			       : 0;
-		if (kmax < 0)
-			kmax = 0;
 	}
+	if ((uint64_t)(kmax - kmin) + 1 > PASSIVE_MAX_SLIDES)
+		return -ENOEXEC;
 	c = calloc((size_t)(kmax - kmin + 1), sizeof(*c));
 	if (!c)
-		return 0;
+		return -ENOMEM;
 	for (k = kmin; k <= kmax; k++)
 		c[n++].slide = k * (int64_t)PASSIVE_KASLR_ALIGN;
 	*out = c;
-	return n;
+	*nout = n;
+	return 0;
 }
 
 /* Does guest memory hold the image's banner at slide? 1 yes, 0 no, -errno unreadable. */
@@ -161,10 +165,10 @@ int passive_slide__detect(const struct passive_image *img, const uint64_t *in, s
 			pcs[m++] = in[i];
 	m = sort_unique(pcs, m);
 	r->pcs = m;
-	nc = candidates(img, &c);
-	if (!nc) {
+	ret = candidates(img, &c, &nc);
+	if (ret < 0) {
 		free(pcs);
-		return -ENOMEM;
+		return ret;
 	}
 	r->candidates = nc;
 	for (i = 0; i < nc; i++)

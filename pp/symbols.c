@@ -516,7 +516,12 @@ int elfsym__open(const char *path, const struct elfsym_opts *opts, struct elfsym
 	int fd;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * A session names the binaries: opening a FIFO or a tty named there
+	 * must not wait for a writer. Only regular files are read
+	 * (elfsym__open_common), on which O_NONBLOCK changes nothing.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	return elfsym__open_common(fd, path, -2, opts, out);

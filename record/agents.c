@@ -51,7 +51,14 @@ struct gagent {
 	uint64_t told_placed, told_outside; /* of the instance, in AGENT_ASSIST records so far */
 	unsigned incarnations;
 	char kname[64];
-	struct dp_strbuf ksyms, mods; /* bounded: what the guest sends is untrusted */
+	/*
+	 * kallsyms and modules text that came since the kernel was last loaded:
+	 * each load reads only what is new, so a guest alternating KSYMS and
+	 * PERF frames costs what it sends, not what it sent before. Bounded
+	 * over the incarnation: what the guest sends is untrusted.
+	 */
+	struct dp_strbuf ksyms, mods;
+	size_t ktext_used, mtext_used; /* loaded already this incarnation */
 	bool kernel_dirty;
 	uint8_t (*asked)[AP_BUILD_ID_MAX + 1]; /* [0] = length */
 	size_t nasked;
@@ -89,6 +96,15 @@ static void text__add(struct dp_strbuf *t, const char *s, size_t n, bool clean)
 			clean && (c <= ' ' || c == 0x7f || c == '[' || c == ']') ? '_' : (char)c;
 	}
 	dp_strbuf__setlen(t, t->len + n);
+}
+
+/* After a load: empty the pending text t, its budget what is left of max. */
+static void pending__restart(struct dp_strbuf *t, size_t *used, size_t max)
+{
+	*used += t->len;
+	dp_strbuf__release(t);
+	/* A limit of 1 takes nothing (0 would mean none). */
+	dp_strbuf__init(t, *used + 1 < max ? max - *used : 1);
 }
 
 static int switch_to(struct cbctx *c)
@@ -182,6 +198,7 @@ static void on_hello(const struct agentlink_hello *h, void *arg)
 	dp_strbuf__release(&ga->mods);
 	dp_strbuf__init(&ga->ksyms, KTEXT_MAX);
 	dp_strbuf__init(&ga->mods, MTEXT_MAX);
+	ga->ktext_used = ga->mtext_used = 0;
 	ga->kernel_dirty = false;
 	ga->nasked = 0;
 	ga->last_dropped_frames = ga->last_lost_records = 0;
@@ -219,7 +236,7 @@ static void on_module(const struct agentlink_module *m, void *arg)
 	struct cbctx *c = arg;
 	struct gagent *ga = c->ga;
 
-	/* The modules text is rebuilt from the agent's whole list at each incarnation. */
+	/* The modules text is the agent's whole list, over the incarnation. */
 	if (m->what != AGENTLINK_MODULE_LOADED || !m->name_len)
 		return;
 	text__add(&ga->mods, m->name, m->name_len > 64 ? 64 : m->name_len, true);
@@ -283,6 +300,8 @@ static void on_perf(const struct agentlink_perf *r, void *arg)
 		ga->kernel_dirty = false;
 		ret = guestsync__load_kernel_mem(ga->gs, ga->ksyms.buf, ga->ksyms.len, ga->mods.buf,
 						 ga->mods.len, c->out);
+		pending__restart(&ga->ksyms, &ga->ktext_used, KTEXT_MAX);
+		pending__restart(&ga->mods, &ga->mtext_used, MTEXT_MAX);
 		if (ret < 0 && ret != -ENOMEM)
 			ret = 0; /* a guest's odd kallsyms only costs it its kernel symbols */
 		if (ret < 0) {

@@ -208,45 +208,50 @@ size_t sync_format__body_len(const struct sync_format *f, size_t len)
 
 void sync_ids__fini(struct sync_ids *t)
 {
-	free(t->v);
-	t->v = NULL;
-	t->n = t->cap = 0;
+	dp_hashmap__fini_free(&t->map, offsetof(struct sync_id, node));
+}
+
+static bool sync_id_eq(const struct dp_hnode *n, const void *key)
+{
+	return dp_hnode_entry(n, struct sync_id, node)->id == *(const uint64_t *)key;
+}
+
+static struct sync_id *sync_ids__find(const struct sync_ids *t, uint64_t id)
+{
+	struct dp_hnode *n = dp_hashmap__find(&t->map, dp_hash_u64(id), sync_id_eq, &id);
+
+	return n ? dp_hnode_entry(n, struct sync_id, node) : NULL;
 }
 
 int sync_ids__add(struct sync_ids *t, uint64_t id, uint32_t idx)
 {
-	size_t i;
+	struct sync_id *e;
 
 	if (idx >= DP_MAX_EVENTS && (idx < SYNC_IDX_TP || idx >= SYNC_IDX_TP + SYNC_IDX_TP_MAX))
 		return -EINVAL;
-	for (i = 0; i < t->n && t->v[i].id < id; i++)
-		;
-	if (i < t->n && t->v[i].id == id) {
-		t->v[i].idx = idx;
+	e = sync_ids__find(t, id);
+	if (e) {
+		e->idx = idx;
 		return 0;
 	}
-	if (dp_ensure(t->v, t->cap, t->n + 1) < 0)
+	e = malloc(sizeof(*e));
+	if (!e)
 		return -ENOMEM;
-	memmove(t->v + i + 1, t->v + i, (t->n - i) * sizeof(*t->v));
-	t->v[i].id = id;
-	t->v[i].idx = idx;
-	t->n++;
+	e->id = id;
+	e->idx = idx;
+	if (dp_hashmap__add(&t->map, &e->node, dp_hash_u64(id)) < 0) {
+		free(e);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 int sync_ids__index(const struct sync_ids *t, const struct sync_sample *s)
 {
-	size_t lo = 0, hi = t->n;
+	const struct sync_id *e;
 
-	if (!s->has_id || !t->n)
+	if (!s->has_id || !dp_hashmap__count(&t->map))
 		return 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->v[mid].id < s->id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < t->n && t->v[lo].id == s->id ? (int)t->v[lo].idx : -1;
+	e = sync_ids__find(t, s->id);
+	return e ? (int)e->idx : -1;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 /* Perf records are in the recording host's byte order: ne*_get(). */
+#include "domprof/hashmap.h"
 #include "domprof/le.h"
 
 struct sync_format {
@@ -75,13 +76,19 @@ static inline uint64_t sync_sample__chain(const struct sync_sample *s, uint32_t 
 /* Bytes of a non-sample record before its trailer. */
 size_t sync_format__body_len(const struct sync_format *f, size_t len);
 
-/* Sample ids (PERF_SAMPLE_ID/IDENTIFIER) to event indexes, sorted by id. */
+/*
+ * Sample ids (PERF_SAMPLE_ID/IDENTIFIER) to event indexes. A hash table: a
+ * perf.data may declare up to a million ids, and adding each must not cost
+ * in proportion to those added before.
+ */
 struct sync_ids {
-	struct sync_id {
-		uint64_t id;
-		uint32_t idx;
-	} * v;
-	size_t n, cap;
+	struct dp_hashmap map; /* of struct sync_id by id */
+};
+
+struct sync_id {
+	uint64_t id;
+	uint32_t idx;
+	struct dp_hnode node;
 };
 
 /*

@@ -16,6 +16,15 @@
 #include "host/sync/handoff.h"
 #include "host/sync/sync.h"
 
+/*
+ * A guest's records wait in its queue until the host's flush horizon passes
+ * their time. A guest may stamp them in the future, or send faster than it
+ * samples: what is more than GUEST_FUTURE_NS past the last horizon, or past
+ * GUEST_QUEUE_MAX records waiting, is dropped (doc/agent-protocol.md).
+ */
+#define GUEST_FUTURE_NS (10ull * 1000000000ull)
+#define GUEST_QUEUE_MAX (1u << 18)
+
 struct guestsync {
 	struct sync s; /* first: the ops get it */
 	uint32_t domain;
@@ -113,6 +122,8 @@ int guestsync__new(const struct guestsync_opts *opts, struct guestsync **out)
 		return r;
 	}
 	gs->s.tasks.kthreadd = true;
+	gs->s.queue.max = GUEST_QUEUE_MAX;
+	gs->s.queue.future_max = GUEST_FUTURE_NS;
 	gs->s.time_offset = opts->time_offset;
 	gs->domain = opts->domain;
 	gs->min_time = opts->min_time;
@@ -162,7 +173,15 @@ void guestsync__set_time_offset(struct guestsync *gs, int64_t offset)
 
 int guestsync__queue(struct guestsync *gs, int cpu, const void *rec, size_t len)
 {
-	return sync__queue(&gs->s, cpu, rec, len);
+	int r = sync__queue(&gs->s, cpu, rec, len);
+
+	if (r != -E2BIG)
+		return r;
+	/* Past the queue's bounds: dropped, and a sample counted as a malformed one. */
+	gs->s.st.bad_records++;
+	if (ne32_get(rec) == PERF_RECORD_SAMPLE)
+		gs->s.ctx.pend_bad++;
+	return 0;
 }
 
 int guestsync__flush(struct guestsync *gs, uint64_t horizon, struct dp_words *out)

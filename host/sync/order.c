@@ -167,6 +167,11 @@ int sync_queue__push(struct sync_queue *q, struct sync_rec *r)
 {
 	struct sync_qent e;
 
+	if (!r->handoff && q->max && q->n >= q->max)
+		return -E2BIG;
+	if (!r->handoff && q->future_max && q->flushed && r->time > q->horizon_done &&
+	    r->time - q->horizon_done > q->future_max)
+		return -E2BIG;
 	if (!q->runs) {
 		q->runs = calloc(SYNC_CPU_MAX, sizeof(*q->runs));
 		if (!q->runs)

@@ -53,6 +53,13 @@ struct sync_queue {
 	uint64_t seq;
 	uint64_t horizon_done;
 	bool flushed;
+	/*
+	 * Bounds for a producer that is not trusted (a guest): records, other
+	 * than handoffs, past max queued or stamped more than future_max ns
+	 * after the last horizon flushed are refused. 0: no bound.
+	 */
+	size_t max;
+	uint64_t future_max;
 	uint64_t cpu_time[SYNC_CPU_MAX]; /* last time seen per CPU, for records without one */
 };
 
@@ -73,7 +80,7 @@ void sync_queue__fini(struct sync_queue *q);
 uint64_t sync_queue__stamp(struct sync_queue *q, uint32_t cpu, bool has_time, uint64_t time);
 /* A record of this time would be late: a flush went past it already. */
 bool sync_queue__late(const struct sync_queue *q, uint64_t time);
-/* Queue r (taken over on success; its seq is set here). -ENOMEM. */
+/* Queue r (taken over on success; its seq is set here). -ENOMEM, -E2BIG past max or future_max. */
 int sync_queue__push(struct sync_queue *q, struct sync_rec *r);
 /* The earliest record at or before horizon, now the caller's to free; NULL when none. */
 struct sync_rec *sync_queue__pop(struct sync_queue *q, uint64_t horizon);

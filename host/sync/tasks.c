@@ -75,6 +75,7 @@ int sync_tasks__mmap(struct sync_tasks *t, const uint8_t *d, size_t blen, bool t
 	struct hs_proc *proc;
 	struct hs_image *img;
 	uint32_t pid;
+	int r;
 
 	if (blen < fixed)
 		return -EBADMSG;
@@ -120,9 +121,10 @@ int sync_tasks__mmap(struct sync_tasks *t, const uint8_t *d, size_t blen, bool t
 		return -ENOMEM;
 	if (img->kind == DP_IMAGE_FILE && !proc->app)
 		proc->app = img;
-	if (proc__add_map(proc, start, start + mlen, pgoff, img) == -ENOMEM)
-		return -ENOMEM;
-	return 0;
+	r = proc__add_map(proc, start, start + mlen, pgoff, img);
+	if (r == -E2BIG)
+		return -EBADMSG; /* past HS_MAPS_MAX: counted as a bad record */
+	return r == -ENOMEM ? r : 0;
 }
 
 int sync_tasks__comm(struct sync_tasks *t, const uint8_t *d, size_t blen, struct dp_words *out)

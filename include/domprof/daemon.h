@@ -67,10 +67,12 @@ int daemon__feed(struct daemon *d, const uint64_t *w, size_t n);
 void daemon__end_of_stream(struct daemon *d, size_t leftover);
 /*
  * Lower the bounds of the guest binary store (FILE_CHUNK): the size of one
- * file (default 64 MiB) and of one domain's store (default 256 MiB). Values
- * above the defaults are ignored; 0 keeps the current one.
+ * file (default 64 MiB), of one domain's store (default 256 MiB) and of all
+ * domains' stores together (default 1 GiB). Values above the defaults are
+ * ignored; 0 keeps the current one.
  */
-void daemon__set_store_limits(struct daemon *d, uint64_t file_max, uint64_t store_max);
+void daemon__set_store_limits(struct daemon *d, uint64_t file_max, uint64_t store_max,
+			      uint64_t total_max);
 /* Write metadata (meta/ files); called at the end and may be called periodically. */
 int daemon__sync(struct daemon *d);
 const struct daemon_stats *daemon__stats(const struct daemon *d);

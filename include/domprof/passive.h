@@ -26,6 +26,9 @@
 #define PASSIVE_KASLR_ALIGN  (2ull << 20)
 #define PASSIVE_KASLR_WIN_LO 0xffffffff80000000ull
 #define PASSIVE_KASLR_WIN_HI 0xffffffffc0000000ull
+/* Slides that keep a kernel's text in the window: at most one per 2 MiB each way. */
+#define PASSIVE_MAX_SLIDES                                                                         \
+	(2 * ((PASSIVE_KASLR_WIN_HI - PASSIVE_KASLR_WIN_LO) / PASSIVE_KASLR_ALIGN) + 1)
 
 /* ---- images ---- */
 

@@ -741,6 +741,67 @@ static void test_domains(void **state)
 	assert_samples(f->dirfd, APP_FILE, 1);
 }
 
+/*
+ * A domain's own name may be another's decorated one: each distinct (name,
+ * UUID) still gets a directory of its own, and its samples land there.
+ */
+static void test_domain_dirs_never_shared(void **state)
+{
+	struct fixture *f = *state;
+	struct daemon_stats st;
+	static const struct {
+		uint64_t id, hi, lo;
+		const char *name, *dir;
+	} doms[] = {
+		{1, 0x1111111100000000, 1, "x", "x"},
+		{2, 0x3333333300000000, 1, "x@22222222#4", "x@22222222#4"},
+		{3, 0x2222222200000000, 1, "x", "x@22222222"},
+		/* NAME@UUID8#ID is taken by domain 2: one more suffix */
+		{4, 0x2222222200000000, 2, "x", "x@22222222#4.2"},
+		{5, 0x4444444400000000, 1, "x@22222222#6", "x@22222222#6"},
+		{7, 0x5555555500000000, 1, "x@22222222#6.2", "x@22222222#6.2"},
+		{6, 0x2222222200000000, 3, "x", "x@22222222#6.3"},
+		/* domain 4 started again: its directory */
+		{8, 0x2222222200000000, 2, "x", "x@22222222#4.2"},
+	};
+#define NDOMS (sizeof(doms) / sizeof(doms[0]))
+	uint64_t want[NDOMS];
+
+	w_session(&f->b);
+	w_event(&f->b, EV_CLOCK, "cpu-clock");
+	w_image(&f->b, 1, DP_IMAGE_FILE, S("/usr/bin/app"), 0, 0);
+	for (size_t i = 0; i < NDOMS; i++)
+		twords__str(&f->b, DP_CODE_DOMAIN_DEF,
+			    (uint64_t[]){doms[i].id, doms[i].hi, doms[i].lo, 0}, 4, doms[i].name,
+			    strlen(doms[i].name));
+	w_switch(&f->b, 1, DP_MODE_GUEST_USER);
+	for (size_t i = 0; i < NDOMS; i++) {
+		twords__rec(&f->b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){doms[i].id}, 1);
+		twords__samples(&f->b, 0x10, EV_CLOCK, i + 1, false);
+		want[i] = i + 1;
+		for (size_t j = 0; j < NDOMS; j++)
+			if (j != i && !strcmp(doms[j].dir, doms[i].dir))
+				want[i] += j + 1;
+	}
+	st = run(f->dirfd, 0, &f->b, 0);
+	assert_int_equal(st.bad_records, 0);
+	for (size_t i = 0; i < NDOMS; i++) {
+		char path[256], line[128], *data;
+		size_t len;
+
+		snprintf(path, sizeof(path),
+			 "domains/%s/samples/current/" APP_DIR TAIL("cpu-clock"), doms[i].dir);
+		assert_samples(f->dirfd, path, want[i]);
+		snprintf(path, sizeof(path), "domains/%s/meta/domain", doms[i].dir);
+		assert_int_equal(meta__read_file(f->dirfd, path, 1 << 20, &data, &len), 0);
+		snprintf(line, sizeof(line), "name=%s\nuuid=%08x-", doms[i].name,
+			 (unsigned)(doms[i].hi >> 32));
+		assert_non_null(strstr(data, line));
+		free(data);
+	}
+}
+#undef NDOMS
+
 /* ---- domain metadata ---- */
 
 #define SRC(x)	 ((uint64_t)(x) << DP_DOMAIN_SOURCE_SHIFT)
@@ -1178,7 +1239,7 @@ static void test_file_chunk_bounds(void **state)
 
 	bin_fill(bin, sizeof(bin), 3);
 	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
-	daemon__set_store_limits(d, BIG, BIG + 6000);
+	daemon__set_store_limits(d, BIG, BIG + 6000, 0);
 	w_web(&f->b);
 	/* build-id lengths: GDB's layout needs two bytes, a build-id has at most 20 */
 	w_chunk(&f->b, bid_a, 0, 10, 0, bin, 10), bad++;
@@ -1246,6 +1307,56 @@ static void test_file_chunk_bounds(void **state)
 		assert_non_null(strstr(data, "\nstore_errors=0\n"));
 		free(data);
 	}
+	daemon__free(d);
+}
+
+/*
+ * Many domains each within their own store's bound still stop at the
+ * session's: a tiny stream must not reserve (fallocate) unbounded disk.
+ */
+static void test_file_chunk_session_budget(void **state)
+{
+	struct fixture *f = *state;
+	static char bin[16];
+	struct daemon_stats st;
+	struct daemon *d;
+	uint64_t kept = 0;
+
+	assert_int_equal(daemon__new(f->dirfd, 0, &d), 0);
+	daemon__set_store_limits(d, 1000, 2000, 5000);
+	w_session(&f->b);
+	w_event(&f->b, EV_CLOCK, "cpu-clock");
+	for (uint64_t dom = 1; dom <= 4; dom++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "g%u", (unsigned)dom);
+		twords__str(&f->b, DP_CODE_DOMAIN_DEF, (uint64_t[]){dom, dom, dom, 0}, 4, name,
+			    strlen(name));
+		twords__rec(&f->b, DP_CODE_DOMAIN_SWITCH, (uint64_t[]){dom}, 1);
+		/* two 1000-byte files fill each domain's store; a third overflows it */
+		for (uint8_t i = 0; i < 3; i++) {
+			uint8_t bid[2] = {(uint8_t)dom, i};
+
+			w_chunk(&f->b, bid, 2, 1000, 0, bin, 1);
+		}
+	}
+	process(d, &f->b);
+	st = *daemon__stats(d);
+	assert_int_equal(st.bad_records, 0);
+	assert_int_equal(st.store_errors, 0);
+	/* 5 files fit (g1 and g2 two, g3 one); a domain's third, or any past 5000 bytes, not */
+	assert_int_equal(st.domain_overflow, 1 + 1 + 2 + 3);
+	for (unsigned dom = 1; dom <= 4; dom++)
+		for (unsigned i = 0; i < 3; i++) {
+			char path[64];
+			struct stat sb;
+
+			snprintf(path, sizeof(path), "domains/g%u/root/.build-id/%02x/.%02x.part",
+				 dom, dom, i);
+			if (fstatat(f->dirfd, path, &sb, 0) == 0)
+				kept += (uint64_t)sb.st_size;
+		}
+	assert_int_equal(kept, 5000);
 	daemon__free(d);
 }
 
@@ -1588,6 +1699,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_many_files, fx_setup, fx_teardown),
 		cmocka_unit_test(test_enospc),
 		cmocka_unit_test_setup_teardown(test_file_chunks, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_domain_dirs_never_shared, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_file_chunk_session_budget, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_file_chunk_bounds, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_file_chunk_path, fx_setup, fx_teardown),
 		cmocka_unit_test(test_file_chunk_symlink),

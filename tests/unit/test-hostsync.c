@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -564,6 +565,142 @@ static void test_guest_instance(void **state)
 				 "TASK_SWITCH 0x28 0x29 0x100000002; IMAGE_SWITCH 0x100000001 0x3; "
 				 "S 0x120 0; ");
 	free(got);
+	guestsync__free(g);
+}
+
+/*
+ * A hostile guest stamps its records in the future, or floods: they used to
+ * wait in its queue for the whole session. What is more than 10 s past the
+ * last horizon, or past 2^18 waiting records, is dropped and counted.
+ */
+static void test_guest_queue_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct guestsync *g = guest_new(f, 5, "vmlinux", 0);
+	const struct sync_stats *st = guestsync__stats(g);
+	const uint64_t h = 1000000000ull, s10 = 10000000000ull, qmax = 1u << 18;
+	struct tperf_rec r;
+	uint64_t kept = 0, dropped = 0, bad0;
+	size_t i;
+
+	assert_int_equal(guestsync__add_event_id(g, ID0, 0), 0);
+	assert_int_equal(guestsync__flush(g, h, &f->out), 0);
+	dp_words__reset(&f->out);
+	bad0 = st->bad_records;
+	/* An hour ahead, a million times: nothing kept. */
+	for (i = 0; i < 1000000; i++) {
+		tperf__sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000110, 40, 41,
+			      h + 3600 * 1000000000ull + i, 0);
+		assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+	}
+	assert_int_equal(st->records, 0);
+	assert_int_equal(st->bad_records - bad0, 1000000);
+	/* Just inside 10 s is fine; a flood stops at the queue's bound. */
+	for (i = 0; i < qmax + 1000; i++) {
+		tperf__sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000110, 40, 41,
+			      h + s10 - i, 0);
+		assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+	}
+	assert_int_equal(st->records, qmax);
+	assert_int_equal(st->bad_records - bad0, 1000000 + 1000);
+	/* What was kept goes out, and the drops are told as malformed samples. */
+	assert_int_equal(guestsync__flush(g, UINT64_MAX, &f->out), 0);
+	for (size_t pos = 0; pos < f->out.n;) {
+		struct dp_item it;
+
+		assert_int_equal(dp_words__next(f->out.w, f->out.n, &pos, &it), 1);
+		if (it.is_sample)
+			kept += it.offset == 0x110;
+		else if (it.code == DP_CODE_DROPPED && it.args[0] == 2)
+			dropped += it.args[1];
+	}
+	assert_int_equal(kept, qmax);
+	assert_int_equal(dropped, 1000000 + 1000);
+	guestsync__free(g);
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/*
+ * A guest agent's kallsyms comes in KSYMS frames; each load reads only the
+ * text that came since the last (record/agents.c): the symbols of a later
+ * load are emitted once, the kernel range and modules stay known. Before,
+ * every KSYMS frame followed by a PERF frame re-emitted everything so far.
+ */
+static void test_guest_kernel_loads_add(void **state)
+{
+	struct fx *f = *state;
+	struct guestsync *g = guest_new(f, 5, "vmlinux", 0);
+	static const char ks2[] = "ffffffffc0001000 t mod_fn\t[kvm]\n";
+	static const char mods2[] = "kvm 8192 1 - Live 0xffffffffc0001000\n";
+	struct tperf_rec r;
+	char *got;
+
+	dp_words__reset(&f->out);
+	assert_int_equal(guestsync__add_event_id(g, ID0, 0), 0);
+	assert_int_equal(guestsync__load_kernel_mem(g, ks2, sizeof(ks2) - 1, mods2,
+						    sizeof(mods2) - 1, &f->out),
+			 0);
+	got = fmt(&f->out);
+	assert_string_equal(got, "KMOD 0xffffffffc0001000 0x2000 'kvm'; "
+				 "KSYM 0xffffffffc0001000 0x2000 0x74 'mod_fn [kvm]'; ");
+	free(got);
+	dp_words__reset(&f->out);
+	/* Nothing new: nothing emitted. */
+	assert_int_equal(guestsync__load_kernel_mem(g, NULL, 0, NULL, 0, &f->out), 0);
+	assert_int_equal(f->out.n, 0);
+	/* The first load's kernel and the second's module both resolve. */
+	tperf__sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000110, 40, 41, 100, 0);
+	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+	tperf__sample(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffffc0001010, 40, 41, 200, 0);
+	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+	assert_int_equal(guestsync__flush(g, UINT64_MAX, &f->out), 0);
+	got = fmt(&f->out);
+	assert_non_null(strstr(got, "0xffffffff81001000 'vmlinux'; IMAGE_SWITCH"));
+	assert_non_null(strstr(got, "S 0x110 0;"));
+	assert_non_null(strstr(got, "'kvm'; IMAGE_SWITCH"));
+	assert_non_null(strstr(got, "S 0x10 0;"));
+	free(got);
+	guestsync__free(g);
+}
+
+/* 200000 symbols at one address: each was sized by a scan of all the others. */
+static void test_guest_kernel_same_address(void **state)
+{
+	struct fx *f = *state;
+	struct guestsync *g = guest_new(f, 5, "vmlinux", 0);
+	const size_t n = 200000;
+	char *ks = malloc(n * 32);
+	size_t len = 0, ksyms = 0;
+	double t0;
+
+	assert_non_null(ks);
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(ks + len, "ffffffff81000200 t a%zu\n", i);
+	dp_words__reset(&f->out);
+	t0 = cpu_seconds();
+	assert_int_equal(guestsync__load_kernel_mem(g, ks, len, NULL, 0, &f->out), 0);
+	print_message("# %zu symbols at one address: %.2f s CPU\n", n, cpu_seconds() - t0);
+	assert_true(cpu_seconds() - t0 < 2.0); /* n^2 / 2 comparisons before */
+	for (size_t pos = 0; pos < f->out.n;) {
+		struct dp_item it;
+
+		assert_int_equal(dp_words__next(f->out.w, f->out.n, &pos, &it), 1);
+		if (!it.is_sample && it.code == DP_CODE_KSYM) {
+			/* each runs to the end of the kernel text of the first load */
+			assert_int_equal(it.args[1], 0xe00);
+			ksyms++;
+		}
+	}
+	assert_int_equal(ksyms, n);
+	free(ks);
 	guestsync__free(g);
 }
 
@@ -1127,6 +1264,9 @@ int main(void)
 		T(test_lost_throttle_guest),
 		T(test_domain_attribution),
 		T(test_guest_instance),
+		T(test_guest_queue_bounded),
+		T(test_guest_kernel_loads_add),
+		T(test_guest_kernel_same_address),
 		T(test_garbage_counted_and_skipped),
 		T(test_hostile_filename_bounded),
 		T(test_scan_fake_proc),

@@ -122,6 +122,11 @@ static const struct text_case text_cases[] = {
 	 "ffffffff81000080\t10\tT\tfine\n"
 	 "ffffffff81000400\t0\tT\t_etext\n",
 	 0, PASSIVE_FMT_SESSION, 3, 4, 0xffffffff81000088, "fine", 8},
+	/* A size past the top of the address space is forgotten, and counted. */
+	{__LINE__,
+	 "ffffffff81000000\t10\tT\tfine\n"
+	 "ffffffffbf000000\tffffffff\tT\twrapping\n",
+	 0, PASSIVE_FMT_SESSION, 2, 1, 0xffffffff81000004, "fine", 4},
 	/* Hostile lines are counted and skipped; CRLF endings are fine. */
 	{__LINE__,
 	 "ffffffff81000000 T _stext\r\n"
@@ -323,18 +328,63 @@ static const char elf_asm[] = "\t.section .text,\"ax\",@progbits\n"
 			      "\t.asciz \"Linux version 9.9.9-passive-test (t@example) #1\\n\"\n"
 			      "\t.section .note.GNU-stack,\"\",@progbits\n";
 
-static int build_elf(char *out, size_t outsz, bool strip)
+static int build_elf_from(const char *asm_text, char *out, size_t outsz, bool strip)
 {
 	char src[256], cmd[1024];
 
 	snprintf(src, sizeof(src), "%s/k.s", td.path);
-	write_file(src, elf_asm, sizeof(elf_asm) - 1);
+	write_file(src, asm_text, strlen(asm_text));
 	snprintf(out, outsz, "%s/vmlinux%s", td.path, strip ? "-stripped" : "");
 	snprintf(cmd, sizeof(cmd),
 		 "cc -c -o %s/k.o %s && ld -o %s -e _stext -Ttext=0xffffffff81000000 "
 		 "--build-id=sha1 %s/k.o%s",
 		 td.path, src, out, td.path, strip ? " -s" : "");
 	return run(cmd);
+}
+
+static int build_elf(char *out, size_t outsz, bool strip)
+{
+	return build_elf_from(elf_asm, out, outsz, strip);
+}
+
+/*
+ * One function whose size wraps its end to 2^45 below the window's top:
+ * the slide search made 2^24 candidates of it (400 MB, seconds of scoring).
+ */
+static const char wrap_asm[] = "\t.section .text,\"ax\",@progbits\n"
+			       "\t.globl f_one\n\t.type f_one,@function\nf_one:\n"
+			       "\t.fill 0x100,1,0x90\n\t.size f_one,0xffffe0003f000000\n"
+			       "\t.data\n\t.byte 1\n" /* ld's _edata and _end out of the text */
+			       "\t.section .note.GNU-stack,\"\",@progbits\n";
+
+static void test_elf_wrapping_size(void **state)
+{
+	struct passive_image *img;
+	struct passive_slide_result r;
+	uint64_t start, end, pcs[4];
+	char path[256], err[512];
+	const char *sym;
+	uint64_t off;
+
+	(void)state;
+	if (run("command -v cc >/dev/null && command -v ld >/dev/null") != 0 ||
+	    build_elf_from(wrap_asm, path, sizeof(path), false) != 0) {
+		print_message("# needs cc and ld to build a test ELF\n");
+		skip();
+	}
+	assert_int_equal(passive_image__load(path, &img, err, sizeof(err)), 0);
+	assert_int_equal(passive_image__bad_lines(img), 1);
+	passive_image__text_range(img, &start, &end);
+	assert_int_equal(start, 0xffffffff81000000ull);
+	assert_true(end > start && end - start <= 0x100);
+	/* Left without a size and alone: it covers its first byte. */
+	assert_int_equal(passive_image__resolve(img, 0xffffffff81000000ull, 0, &sym, &off), 0);
+	assert_string_equal(sym, "f_one");
+	for (int i = 0; i < 4; i++)
+		pcs[i] = 0xffffffff81000000ull + 0x200000ull * (uint64_t)i;
+	assert_int_equal(passive_slide__detect(img, pcs, 4, NULL, &r), -EAGAIN);
+	assert_true(r.candidates > 0 && r.candidates <= PASSIVE_MAX_SLIDES);
+	passive_image__free(img);
 }
 
 static void test_elf_image(void **state)
@@ -769,6 +819,7 @@ int main(void)
 		cmocka_unit_test(test_bounds_and_bad_files),
 		cmocka_unit_test(test_big_map),
 		cmocka_unit_test(test_elf_image),
+		cmocka_unit_test(test_elf_wrapping_size),
 		cmocka_unit_test(test_kvm_fixture_elf),
 		cmocka_unit_test(test_slide_from_samples),
 		cmocka_unit_test(test_slide_from_memory),

@@ -247,7 +247,7 @@ static void test_event_ids(void **state)
 	assert_int_equal(sync_ids__add(&t, 40, DP_MAX_EVENTS), -EINVAL);
 	assert_int_equal(sync_ids__add(&t, 40, SYNC_IDX_TP - 1), -EINVAL);
 	assert_int_equal(sync_ids__add(&t, 40, SYNC_IDX_TP + SYNC_IDX_TP_MAX), -EINVAL);
-	assert_int_equal(t.n, 3);
+	assert_int_equal(dp_hashmap__count(&t.map), 3);
 	assert_int_equal(sync_ids__add(&t, 50, SYNC_IDX_TP + 2), 0); /* a tracepoint's */
 	s.id = 50;
 	assert_int_equal(sync_ids__index(&t, &s), SYNC_IDX_TP + 2);

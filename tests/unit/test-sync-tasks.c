@@ -187,6 +187,64 @@ static void test_fork_exec_exit(void **state)
 	dp_words__fini(&out);
 }
 
+/*
+ * Forks share the parent's maps until one of them maps something: each sees
+ * its own writes only, whoever writes first, and an exit frees nothing the
+ * others still use (ASan/valgrind catch a use after free here).
+ */
+static void test_fork_shares_maps(void **state)
+{
+	struct sync_tasks *t = *state;
+	struct dp_words out;
+	struct body r;
+	uint64_t off = 0;
+
+	dp_words__init(&out);
+	for (unsigned i = 0; i < 100; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "/lib/l%u.so", i);
+		mmap2(&r, 10, 0x1000000 + i * 0x2000ull, 0x1000, name);
+		assert_int_equal(sync_tasks__mmap(t, r.b, r.n, true, &out), 0);
+	}
+	for (uint32_t pid = 11; pid <= 13; pid++) {
+		task(&r, PERF_RECORD_FORK, pid, 10, pid);
+		assert_int_equal(sync_tasks__fork_exit(t, r.b, r.n, true), 0);
+	}
+	/* One array, not four. */
+	assert_ptr_equal(procs__find(&t->procs, 11)->maps, procs__find(&t->procs, 10)->maps);
+	assert_ptr_equal(procs__find(&t->procs, 13)->maps, procs__find(&t->procs, 10)->maps);
+
+	/* The parent writes first: the children keep what they had. */
+	mmap2(&r, 10, 0x1000000, 0x1000, "/lib/new-in-parent.so");
+	assert_int_equal(sync_tasks__mmap(t, r.b, r.n, true, &out), 0);
+	assert_string_equal(user_image(t, 10, 0x1000010, &off), "/lib/new-in-parent.so");
+	assert_string_equal(user_image(t, 11, 0x1000010, &off), "/lib/l0.so");
+	/* A child writes: the other children do not see it. */
+	mmap2(&r, 11, 0x9000000, 0x1000, "/lib/child.so");
+	assert_int_equal(sync_tasks__mmap(t, r.b, r.n, true, &out), 0);
+	assert_string_equal(user_image(t, 11, 0x9000010, &off), "/lib/child.so");
+	assert_null(user_image(t, 12, 0x9000010, &off));
+	assert_null(user_image(t, 10, 0x9000010, &off));
+	assert_int_equal(procs__find(&t->procs, 11)->nmaps, 101);
+	assert_int_equal(procs__find(&t->procs, 12)->nmaps, 100);
+	assert_ptr_equal(procs__find(&t->procs, 12)->maps, procs__find(&t->procs, 13)->maps);
+	/* An exec and an exit of sharers leave the last one its maps. */
+	comm(&r, 12, 12, "x", true);
+	assert_int_equal(sync_tasks__comm(t, r.b, r.n, &out), 0);
+	assert_null(user_image(t, 12, 0x1002010, &off));
+	task(&r, PERF_RECORD_EXIT, 12, 12, 12);
+	assert_int_equal(sync_tasks__fork_exit(t, r.b, r.n, false), 0);
+	assert_string_equal(user_image(t, 13, 0x1002010, &off), "/lib/l1.so");
+	/* A fork of a fork shares too. */
+	task(&r, PERF_RECORD_FORK, 14, 13, 14);
+	assert_int_equal(sync_tasks__fork_exit(t, r.b, r.n, true), 0);
+	task(&r, PERF_RECORD_EXIT, 13, 13, 13);
+	assert_int_equal(sync_tasks__fork_exit(t, r.b, r.n, false), 0);
+	assert_string_equal(user_image(t, 14, 0x10c6010, &off), "/lib/l99.so");
+	dp_words__fini(&out);
+}
+
 static void test_guest_kernel_threads(void **state)
 {
 	struct sync_tasks *t = *state;
@@ -248,6 +306,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fork_exec_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_shares_maps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guest_kernel_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
 	};
