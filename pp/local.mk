@@ -15,7 +15,9 @@ pp_libdppp_a_SOURCES = \
 	pp/callgraph.h \
 	pp/callgraph.c \
 	pp/neighbours.h \
-	pp/neighbours.c
+	pp/neighbours.c \
+	pp/diff.h \
+	pp/diff.c
 pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
 PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) -lm
 
