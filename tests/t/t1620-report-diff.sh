@@ -3,7 +3,8 @@
 # a known amount (50/30/20, then 30/50/20) show +20 and -20 points (within 2)
 # for the two functions that swapped; a session sampled at another frequency
 # compares after normalisation (samples x period); the deltas of two imported
-# perf.data files are perf diff's; bad inputs are refused with exit 1 or 2.
+# perf.data files are perf diff's; bad inputs are refused with exit 1 or 2;
+# and `domprof import` shows its progress on a terminal only (script -qc).
 . "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS DOMPROF CC PYTHON3
 
@@ -194,6 +195,25 @@ else
 		    print("%s: perf %.2f %+.2f, domprof %.4f %+.4f" % (s, base, delta, b, d))
 		    assert abs(b - base) <= 0.006 and abs(d - delta) <= 0.011, s
 		PY
+	'
+fi
+
+# Item 8 of the issue: import shows its progress on a terminal only.
+if [ ! -s p1.data ]; then
+	test_skip 'import shows its progress on a terminal' 'no perf.data recorded (needs perf)'
+elif ! command -v script >/dev/null 2>&1; then
+	test_skip 'import shows its progress on a terminal' 'needs script (util-linux)'
+else
+	test_expect_success 'import shows its progress on a terminal' '
+		script -qc "domprof import p1.data --session-dir tty" /dev/null >tty.out &&
+		tr "\r" "\n" <tty.out | grep -a "^domprof import: .* / .* (100 %)" &&
+		domprof report --session-dir tty --format csv >tty.csv && [ -s tty.csv ]
+	'
+	test_expect_success 'and is silent when stderr is not a terminal' '
+		domprof import p1.data --session-dir notty 2>notty.err &&
+		cat notty.err &&
+		! grep -q "%" notty.err && ! grep -q "$(printf "\r")" notty.err &&
+		[ "$(wc -l <notty.err)" = 1 ]
 	'
 fi
 
