@@ -19,11 +19,62 @@
 #include "domprof/errbuf.h"
 #include "domprof/import.h"
 #include "domprof/io.h"
+#include "domprof/le.h"
+#include "domprof/mem.h"
+#include "domprof/progress.h"
 #include "domprof/session.h"
 #include "domprof/stream.h"
 
 /* Flush the saved stream about this often, in words. */
 #define SINK_FLUSH_WORDS (1u << 16)
+
+/*
+ * Where a perf.data's FINISHED_ROUND records end. The import hands its words
+ * on at each round, so the rounds it has counted (import_stats.rounds) say
+ * how far into the file it has read: the progress line's bytes.
+ */
+struct rounds {
+	uint64_t *end;
+	size_t n, cap;
+};
+
+/* perf's own record types (tools/perf/util/event.h), not in the uapi header */
+#define PERF_REC_AUXTRACE	71
+#define PERF_REC_FINISHED_ROUND 68
+/* Offsets of perf_file_header's data section {offset, size}. */
+#define PERF_HDR_DATA 40
+
+/* Record headers only; a damaged file ends the list early (the import says why). */
+static int rounds__scan(const uint8_t *buf, size_t len, struct rounds *ro)
+{
+	uint64_t at, end;
+
+	if (len < PERF_HDR_DATA + 16)
+		return 0;
+	at = le64_get(buf + PERF_HDR_DATA);
+	end = le64_get(buf + PERF_HDR_DATA + 8);
+	if (at > len)
+		return 0;
+	end = end > len - at ? len : at + end;
+	while (end - at >= 8) {
+		uint32_t type = le32_get(buf + at);
+		uint64_t size = le16_get(buf + at + 6);
+
+		if (size < 8 || size > end - at)
+			break;
+		if (type == PERF_REC_AUXTRACE && size >= 16)
+			size += le64_get(buf + at + 8);
+		if (size > end - at)
+			break;
+		if (type == PERF_REC_FINISHED_ROUND) {
+			if (dp_ensure(ro->end, ro->cap, ro->n + 1) < 0)
+				return -ENOMEM;
+			ro->end[ro->n++] = at + size;
+		}
+		at += size;
+	}
+	return 0;
+}
 
 /* The session side: every word to the saved stream and to the daemon. */
 struct session_sink {
@@ -31,6 +82,10 @@ struct session_sink {
 	struct daemon *d;
 	size_t since_flush;
 	int err; /* first error, -errno */
+	/* The progress line of a perf.data import (silent when prog.f is NULL). */
+	struct dp_progress prog;
+	const struct import_stats *st;
+	struct rounds rounds;
 };
 
 static int session_feed(struct session_sink *s, const uint64_t *w, size_t n)
@@ -58,6 +113,9 @@ static int session_sink_fn(const uint64_t *w, size_t n, void *arg)
 {
 	struct session_sink *s = arg;
 	int ret = session_feed(s, w, n);
+
+	if (s->prog.f && s->st && s->st->rounds && s->st->rounds <= s->rounds.n)
+		dp_progress__update(&s->prog, s->rounds.end[s->st->rounds - 1]);
 
 	if (ret < 0 && !s->err)
 		s->err = ret;
@@ -128,10 +186,21 @@ static int import_mapped(const char *path, int fd, struct session_sink *s,
 		dp_errbuf__set(errbuf, errlen, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
+	/* Progress only on a terminal: the scan costs nothing to anyone else. */
+	dp_progress__init(&s->prog, stderr, "domprof import", (uint64_t)sb.st_size);
+	if (s->prog.f && rounds__scan(map, (size_t)sb.st_size, &s->rounds) < 0)
+		s->prog.f = NULL;
+	s->st = st;
 	ret = import__perf_data(map, (size_t)sb.st_size, opts, session_sink_fn, s, st, err,
 				sizeof(err));
 	if (ret)
 		dp_errbuf__set(errbuf, errlen, "%s: %s", path, err);
+	else
+		dp_progress__update(&s->prog, (uint64_t)sb.st_size);
+	dp_progress__done(&s->prog);
+	s->st = NULL;
+	free(s->rounds.end);
+	s->rounds = (struct rounds){0};
 	munmap(map, (size_t)sb.st_size);
 	return ret;
 }

@@ -20,7 +20,9 @@ static void report_usage(FILE *f)
 		"                      [--format text|csv|json|folded] [--event NAME]\n"
 		"                      [--table all|domains] [--callgraph] [--no-prefix]\n"
 		"       domprof report --neighbours [--session-dir DIR] [--domain NAME]\n"
-		"                      [--from S] [--to S] [--format text|csv|json]\n\n"
+		"                      [--from S] [--to S] [--format text|csv|json]\n"
+		"       domprof report --diff BASE [--session-dir DIR] [--symbols]\n"
+		"                      [--domain NAME] [--event NAME] [--format text|csv|json]\n\n"
 		"Print where the samples of a session went: first a table per domain (guest\n"
 		"kernel, guest user, VMM overhead, vCPU wait), then per domain, mode and image,\n"
 		"and with --symbols per symbol.\n\n"
@@ -44,6 +46,10 @@ static void report_usage(FILE *f)
 		"                      and by correlation (doc/neighbours.md); --domain picks\n"
 		"                      one victim\n"
 		"  --from S, --to S    with --neighbours: the window, seconds into the session\n"
+		"  --diff BASE         compare the session with the session BASE, as perf diff:\n"
+		"                      per domain and image (--symbols: symbol) both shares,\n"
+		"                      the change in points and in samples (normalised per\n"
+		"                      event period), largest change first\n"
 		"  --debuginfo-path P  where to look for separate debuginfo\n"
 		"                      (default \":.debug:/usr/lib/debug\")\n"
 		"  -h, --help          show this help\n",
@@ -88,6 +94,40 @@ static int report_neighbours(const struct report_opts *opts, struct neighbours_o
 	return 0;
 }
 
+static int report_diff(const struct report_opts *opts, const char *base, enum report_format fmt,
+		       bool other)
+{
+	struct diff_opts dopts = {
+		.base_dir = base,
+		.new_dir = opts->session_dir,
+		.domain = opts->domain,
+		.event = opts->event,
+		.debuginfo_path = opts->debuginfo_path,
+		.symbols = opts->symbols,
+	};
+	struct diff *d = NULL;
+	char err[1024] = "";
+	int ret;
+
+	if (other || fmt == REPORT_FOLDED) {
+		fprintf(stderr, "domprof report: --diff takes --session-dir, --symbols, --domain, "
+				"--event, --debuginfo-path and --format text, csv or json only\n");
+		return 2;
+	}
+	ret = diff__load(&dopts, &d, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "domprof report: --diff: %s\n", *err ? err : strerror(-ret));
+		return 1;
+	}
+	ret = diff__write(d, fmt, stdout);
+	diff__free(d);
+	if (ret) {
+		fprintf(stderr, "domprof report: writing the diff: %s\n", strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	enum {
@@ -101,6 +141,7 @@ int cmd_report(int argc, char **argv)
 		OPT_NEIGHBOURS,
 		OPT_FROM,
 		OPT_TO,
+		OPT_DIFF,
 	};
 	static const struct option longopts[] = {
 		{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
@@ -115,6 +156,7 @@ int cmd_report(int argc, char **argv)
 		{"neighbours", no_argument, NULL, OPT_NEIGHBOURS},
 		{"from", required_argument, NULL, OPT_FROM},
 		{"to", required_argument, NULL, OPT_TO},
+		{"diff", required_argument, NULL, OPT_DIFF},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -122,6 +164,7 @@ int cmd_report(int argc, char **argv)
 	enum report_format fmt = REPORT_TEXT;
 	struct neighbours_opts nopts = {0};
 	bool neighbours = false, other = false;
+	const char *diff_base = NULL;
 	struct report *r = NULL;
 	char err[1024] = "";
 	int c, ret;
@@ -173,6 +216,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_NEIGHBOURS:
 			neighbours = true;
 			break;
+		case OPT_DIFF:
+			diff_base = optarg;
+			break;
 		case OPT_FROM:
 		case OPT_TO:
 			if (parse_secs(optarg, c == OPT_FROM ? &nopts.from_s : &nopts.to_s)) {
@@ -196,6 +242,11 @@ int cmd_report(int argc, char **argv)
 		report_usage(stderr);
 		return 2;
 	}
+	if (diff_base)
+		return report_diff(&opts, diff_base, fmt,
+				   neighbours || opts.callgraph || opts.no_prefix ||
+					   opts.table != REPORT_TABLE_ALL || nopts.has_from ||
+					   nopts.has_to);
 	if (neighbours)
 		return report_neighbours(&opts, &nopts, fmt,
 					 other || opts.table != REPORT_TABLE_ALL);

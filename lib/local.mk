@@ -14,7 +14,8 @@ lib_libdpcore_a_SOURCES = \
 	lib/metafile.c \
 	lib/stream.c \
 	lib/agentproto.c \
-	lib/stackfile.c
+	lib/stackfile.c \
+	lib/progress.c
 lib_libdpcore_a_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 EXTRA_DIST += include/domprof/records.def doc/event-buffer.md
 CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)
@@ -26,6 +27,11 @@ check_PROGRAMS += tests/unit/test-words tests/unit/test-session tests/unit/test-
 TESTS += tests/unit/test-words tests/unit/test-session tests/unit/test-odb \
 	tests/unit/test-metafile tests/unit/test-stream tests/unit/test-agentproto \
 	tests/unit/test-event-doc tests/unit/test-util tests/unit/test-stackfile
+check_PROGRAMS += tests/unit/test-progress
+TESTS += tests/unit/test-progress
+tests_unit_test_progress_SOURCES = tests/unit/test-progress.c
+tests_unit_test_progress_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_progress_LDADD = lib/libdpcore.a $(UNIT_LIBS)
 tests_unit_test_words_SOURCES = tests/unit/test-words.c
 tests_unit_test_words_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_words_LDADD = lib/libdpcore.a $(UNIT_LIBS)

@@ -17,7 +17,9 @@ pp_libdppp_a_SOURCES = \
 	pp/callgraph.h \
 	pp/callgraph.c \
 	pp/neighbours.h \
-	pp/neighbours.c
+	pp/neighbours.c \
+	pp/diff.h \
+	pp/diff.c
 pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
 PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) -lm
 
@@ -26,6 +28,12 @@ check_PROGRAMS += tests/unit/test-symbols tests/unit/test-report tests/unit/test
 	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours
 TESTS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \
 	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours
+check_PROGRAMS += tests/unit/test-report-diff
+TESTS += tests/unit/test-report-diff
+tests_unit_test_report_diff_SOURCES = tests/unit/test-report-diff.c
+tests_unit_test_report_diff_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_report_diff_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/pp
+tests_unit_test_report_diff_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_symbols_SOURCES = tests/unit/test-symbols.c
 tests_unit_test_symbols_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 tests_unit_test_symbols_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)

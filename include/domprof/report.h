@@ -86,4 +86,26 @@ int neighbours__write(const struct neighbours *n, enum report_format fmt, FILE *
 /* NULL is fine. */
 void neighbours__free(struct neighbours *n);
 
+/* `domprof report --diff BASE` (doc/report.md "Diff"). */
+struct diff_opts {
+	const char *base_dir, *new_dir;
+	const char *domain;	    /* NULL: all domains */
+	const char *event;	    /* NULL: every event both sessions have */
+	const char *debuginfo_path; /* as in report_opts */
+	bool symbols;
+};
+
+struct diff;
+
+/*
+ * Load both sessions as report__load() does and compare them. On error
+ * returns -errno and err holds one line: report__load()'s errors of either
+ * session (said which), -EINVAL when they have no event in common.
+ */
+int diff__load(const struct diff_opts *opts, struct diff **out, char *err, size_t errlen);
+/* Text, CSV or JSON; -EINVAL for another format, -EIO when writing fails, -ENOMEM. */
+int diff__write(const struct diff *d, enum report_format fmt, FILE *f);
+/* NULL is fine. */
+void diff__free(struct diff *d);
+
 #endif
