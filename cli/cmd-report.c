@@ -19,6 +19,7 @@ static void report_usage(FILE *f)
 		"usage: domprof report [--session-dir DIR] [--symbols] [--domain NAME]\n"
 		"                      [--format text|csv|json|folded] [--event NAME]\n"
 		"                      [--table all|domains] [--callgraph] [--no-prefix]\n"
+		"                      [--by image|process|thread] [--no-demangle]\n"
 		"       domprof report --neighbours [--session-dir DIR] [--domain NAME]\n"
 		"                      [--from S] [--to S] [--format text|csv|json]\n\n"
 		"Print where the samples of a session went: first a table per domain (guest\n"
@@ -39,6 +40,7 @@ static void report_usage(FILE *f)
 		"                      inclusive samples (opreport -c); needs a session\n"
 		"                      recorded with --callgraph\n"
 		"  --no-prefix         folded stacks without the \"domain;comm;\" prefix\n"
+		"  --no-demangle       C++ and Rust symbol names as the binaries have them\n"
 		"  --neighbours        noisy neighbours: per domain with vCPU threads, its vCPU\n"
 		"                      wait over time and who caused it, ranked by wait caused\n"
 		"                      and by correlation (doc/neighbours.md); --domain picks\n"
@@ -101,6 +103,7 @@ int cmd_report(int argc, char **argv)
 		OPT_NEIGHBOURS,
 		OPT_FROM,
 		OPT_TO,
+		OPT_NO_DEMANGLE,
 	};
 	static const struct option longopts[] = {
 		{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
@@ -115,6 +118,7 @@ int cmd_report(int argc, char **argv)
 		{"neighbours", no_argument, NULL, OPT_NEIGHBOURS},
 		{"from", required_argument, NULL, OPT_FROM},
 		{"to", required_argument, NULL, OPT_TO},
+		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -172,6 +176,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_NEIGHBOURS:
 			neighbours = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			opts.no_demangle = true;
 			break;
 		case OPT_FROM:
 		case OPT_TO:

@@ -100,6 +100,8 @@ struct report {
 	/* The selection's call stacks (pp/callgraph.h); NULL when it has none. */
 	struct callgraph *cg;
 	bool callgraph; /* --callgraph: text and CSV print the call graph for the flat rows */
+	bool no_demangle;
+	bool noted_mangled; /* the "built without a demangler" note is given */
 };
 
 /* ---- cells and columns ---- */

@@ -139,6 +139,7 @@ static struct elfsym *elf__get(struct report *r, const struct pp_image *im)
 		.debuginfo_path = r->debuginfo_path,
 		.build_id_hex = im->build_id,
 		.mtime = im->mtime,
+		.no_demangle = r->no_demangle,
 	};
 	struct elfsym *e = NULL;
 	size_t idx;
@@ -185,7 +186,7 @@ static bool build_id__ok(const char *h)
 static struct elfsym *guest_elf__get(struct report *r, const struct pp_image *im)
 {
 	const struct pp_domain *dom = &r->s->doms[im->dom];
-	struct elfsym_opts o = {.build_id_hex = im->build_id};
+	struct elfsym_opts o = {.build_id_hex = im->build_id, .no_demangle = r->no_demangle};
 	char *key = NULL, *path = NULL, *dbg = NULL;
 	struct elfsym *e = NULL;
 	int fd, dfd, ret;
@@ -272,6 +273,10 @@ static struct ksyms *ksyms__get(struct report *r, const struct pp_image *im)
 	else if (ksyms__bad_lines(k))
 		pp_session__note(r->s, "%s: %zu malformed lines skipped", meta,
 				 ksyms__bad_lines(k));
+	if (ksyms__demangle(k, !r->no_demangle) < 0) {
+		ksyms__free(k);
+		k = NULL;
+	}
 	if (dp_ensure(r->ksyms, r->capksyms, r->nksyms + 1) < 0) {
 		free(meta);
 		ksyms__free(k);
@@ -342,6 +347,12 @@ static int symbolise_image(struct report *r, struct pp_image *im)
 
 		if (!name)
 			name = SYM_UNKNOWN;
+		else if (!r->noted_mangled && !r->no_demangle && !sym__can_demangle() &&
+			 name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')) {
+			r->noted_mangled = true;
+			pp_session__note(r->s, "domprof was built without a demangler (libiberty): "
+					       "C++ and Rust names are shown mangled");
+		}
 		idx = strmap__get(&syms, name);
 		if (idx == SIZE_MAX) {
 			/* counts is nsyms rows of nev */
@@ -543,6 +554,7 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 	r->symbols = opts->symbols || opts->callgraph;
 	r->table = opts->table;
 	r->callgraph = opts->callgraph;
+	r->no_demangle = opts->no_demangle;
 	if ((opts->event && !(r->event = strdup(opts->event))) ||
 	    (opts->debuginfo_path && !(r->debuginfo_path = strdup(opts->debuginfo_path)))) {
 		ret = -ENOMEM;

@@ -34,6 +34,8 @@ struct report_opts {
 	bool callgraph;
 	/* Build the folded stacks (--format folded); no_prefix leaves out "domain;comm;". */
 	bool folded, no_prefix;
+	/* Symbol names as the binaries have them (--no-demangle). */
+	bool no_demangle;
 };
 
 struct report;
