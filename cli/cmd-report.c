@@ -40,6 +40,10 @@ static void report_usage(FILE *f)
 		"                      inclusive samples (opreport -c); needs a session\n"
 		"                      recorded with --callgraph\n"
 		"  --no-prefix         folded stacks without the \"domain;comm;\" prefix\n"
+		"  --by WHAT           image (default); process: rows per process (domain,\n"
+		"                      command, pid), its images (symbols) below it; thread:\n"
+		"                      per thread too. Needs a session recorded with\n"
+		"                      --separate thread (or --callgraph: the stacks' tasks)\n"
 		"  --no-demangle       C++ and Rust symbol names as the binaries have them\n"
 		"  --neighbours        noisy neighbours: per domain with vCPU threads, its vCPU\n"
 		"                      wait over time and who caused it, ranked by wait caused\n"
@@ -104,6 +108,7 @@ int cmd_report(int argc, char **argv)
 		OPT_FROM,
 		OPT_TO,
 		OPT_NO_DEMANGLE,
+		OPT_BY,
 	};
 	static const struct option longopts[] = {
 		{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
@@ -119,6 +124,7 @@ int cmd_report(int argc, char **argv)
 		{"from", required_argument, NULL, OPT_FROM},
 		{"to", required_argument, NULL, OPT_TO},
 		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
+		{"by", required_argument, NULL, OPT_BY},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -179,6 +185,16 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_NO_DEMANGLE:
 			opts.no_demangle = true;
+			break;
+		case OPT_BY:
+			if (report__parse_by(optarg, &opts.by)) {
+				fprintf(stderr,
+					"domprof report: unknown --by '%s' (image, process or "
+					"thread)\n",
+					optarg);
+				return 2;
+			}
+			other = true;
 			break;
 		case OPT_FROM:
 		case OPT_TO:
