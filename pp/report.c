@@ -375,20 +375,31 @@ static const struct pp_tasks *tasks__of(struct report *r, size_t dom)
 	return t;
 }
 
+static const char *tasks__name(const struct pp_tasks *t, uint32_t tgid, uint32_t tid, bool thread)
+{
+	if (!t)
+		return NULL;
+	return thread ? pp_tasks__comm(t, tgid, tid) : pp_tasks__process(t, tgid);
+}
+
 /*
- * Who a task of im's samples was: in the domain's own meta/tasks, else (a
- * VMM's host-mode samples) in the host's, as the folded stacks name them.
+ * Who a task of im's samples was. A guest domain's guest-kernel and
+ * guest-user samples carry the guest's pids, named by the domain's
+ * meta/tasks (the agent's); its host-mode (VMM) and "guest" samples (TCG
+ * code, KVM guest mode without an agent) carry the host's, so the host's
+ * meta/tasks is asked first: a guest pid may be the same number.
  */
 static const char *task__comm(struct report *r, const struct pp_image *im, uint32_t tgid,
 			      uint32_t tid, bool thread)
 {
-	const struct pp_tasks *t = tasks__of(r, im->dom);
+	bool host_pid = im->dom && (!strncmp(im->mode, "host", 4) ||
+				    !strcmp(im->mode, dp_mode__name(DP_MODE_GUEST)));
 	const char *c = NULL;
 
-	if (t)
-		c = thread ? pp_tasks__comm(t, tgid, tid) : pp_tasks__process(t, tgid);
-	if (!c && im->dom && !strncmp(im->mode, "host", 4) && (t = tasks__of(r, 0)))
-		c = thread ? pp_tasks__comm(t, tgid, tid) : pp_tasks__process(t, tgid);
+	if (host_pid)
+		c = tasks__name(tasks__of(r, 0), tgid, tid, thread);
+	if (!c)
+		c = tasks__name(tasks__of(r, im->dom), tgid, tid, thread);
 	return c ? c : SYM_UNKNOWN;
 }
 
