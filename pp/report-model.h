@@ -107,7 +107,8 @@ struct report {
 	bool no_demangle;
 	bool noted_mangled; /* the "built without a demangler" note is given */
 	enum report_by by;
-	struct pp_tasks *tasks; /* by process or thread: each domain's meta/tasks, loaded when used */
+	/* By process or thread: each domain's meta/tasks, loaded when first used. */
+	struct pp_tasks *tasks;
 };
 
 /* ---- cells and columns ---- */
