@@ -19,6 +19,7 @@ static void report_usage(FILE *f)
 		"usage: domprof report [--session-dir DIR] [--symbols] [--domain NAME]\n"
 		"                      [--format text|csv|json|folded] [--event NAME]\n"
 		"                      [--table all|domains] [--callgraph] [--no-prefix]\n"
+		"                      [--by image|process|thread] [--no-demangle]\n"
 		"       domprof report --neighbours [--session-dir DIR] [--domain NAME]\n"
 		"                      [--from S] [--to S] [--format text|csv|json]\n"
 		"       domprof report --diff BASE [--session-dir DIR] [--symbols]\n"
@@ -41,6 +42,11 @@ static void report_usage(FILE *f)
 		"                      inclusive samples (opreport -c); needs a session\n"
 		"                      recorded with --callgraph\n"
 		"  --no-prefix         folded stacks without the \"domain;comm;\" prefix\n"
+		"  --by WHAT           image (default); process: rows per process (domain,\n"
+		"                      command, pid), its images (symbols) below it; thread:\n"
+		"                      per thread too. Needs a session recorded with\n"
+		"                      --separate thread (or --callgraph: the stacks' tasks)\n"
+		"  --no-demangle       C++ and Rust symbol names as the binaries have them\n"
 		"  --neighbours        noisy neighbours: per domain with vCPU threads, its vCPU\n"
 		"                      wait over time and who caused it, ranked by wait caused\n"
 		"                      and by correlation (doc/neighbours.md); --domain picks\n"
@@ -142,6 +148,8 @@ int cmd_report(int argc, char **argv)
 		OPT_FROM,
 		OPT_TO,
 		OPT_DIFF,
+		OPT_NO_DEMANGLE,
+		OPT_BY,
 	};
 	static const struct option longopts[] = {
 		{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
@@ -157,6 +165,8 @@ int cmd_report(int argc, char **argv)
 		{"from", required_argument, NULL, OPT_FROM},
 		{"to", required_argument, NULL, OPT_TO},
 		{"diff", required_argument, NULL, OPT_DIFF},
+		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
+		{"by", required_argument, NULL, OPT_BY},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -219,6 +229,19 @@ int cmd_report(int argc, char **argv)
 		case OPT_DIFF:
 			diff_base = optarg;
 			break;
+		case OPT_NO_DEMANGLE:
+			opts.no_demangle = true;
+			break;
+		case OPT_BY:
+			if (report__parse_by(optarg, &opts.by)) {
+				fprintf(stderr,
+					"domprof report: unknown --by '%s' (image, process or "
+					"thread)\n",
+					optarg);
+				return 2;
+			}
+			other = true;
+			break;
 		case OPT_FROM:
 		case OPT_TO:
 			if (parse_secs(optarg, c == OPT_FROM ? &nopts.from_s : &nopts.to_s)) {
@@ -246,7 +269,7 @@ int cmd_report(int argc, char **argv)
 		return report_diff(&opts, diff_base, fmt,
 				   neighbours || opts.callgraph || opts.no_prefix ||
 					   opts.table != REPORT_TABLE_ALL || nopts.has_from ||
-					   nopts.has_to);
+					   nopts.has_to || opts.by != REPORT_BY_IMAGE);
 	if (neighbours)
 		return report_neighbours(&opts, &nopts, fmt,
 					 other || opts.table != REPORT_TABLE_ALL);

@@ -21,7 +21,7 @@ pp_libdppp_a_SOURCES = \
 	pp/diff.h \
 	pp/diff.c
 pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
-PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) -lm
+PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) -lm
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \
@@ -45,17 +45,17 @@ tests_unit_test_report_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_guest_SOURCES = tests/unit/test-report-guest.c
 tests_unit_test_report_guest_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 tests_unit_test_report_guest_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
-	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) -lm $(UNIT_LIBS)
+	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) -lm $(UNIT_LIBS)
 tests_unit_test_report_callgraph_SOURCES = tests/unit/test-report-callgraph.c
 tests_unit_test_report_callgraph_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_callgraph_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_stream_SOURCES = tests/unit/test-report-stream.c
 tests_unit_test_report_stream_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_stream_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
-	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) -lm $(UNIT_LIBS)
+	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) -lm $(UNIT_LIBS)
 tests_unit_test_report_neighbours_SOURCES = tests/unit/test-report-neighbours.c
 tests_unit_test_report_neighbours_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_neighbours_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
-	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) -lm $(UNIT_LIBS)
+	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) -lm $(UNIT_LIBS)
 endif
 EXTRA_DIST += tests/unit/check-neighbours-json.py

@@ -20,6 +20,10 @@ bool report_col__shown(const struct report *r, const struct report_col *c, unsig
 		return false;
 	if ((c->flags & COL_SYMBOLS) && !r->symbols)
 		return false;
+	if ((c->flags & COL_BY_PROCESS) && r->by == REPORT_BY_IMAGE)
+		return false;
+	if ((c->flags & COL_BY_THREAD) && r->by != REPORT_BY_THREAD)
+		return false;
 	return !(c->flags & COL_PAIR) || pair;
 }
 
@@ -107,7 +111,35 @@ static void row__inclusive(const struct report *r, const void *p, struct report_
 	c->null = !w->has_inclusive;
 }
 
-/* Text groups these rows by event, so the event is a column of CSV and JSON only. */
+static void row__process(const struct report *r, const void *p, struct report_cell *c)
+{
+	(void)r;
+	cell__str(c, ((const struct row *)p)->process);
+}
+
+static void row__pid(const struct report *r, const void *p, struct report_cell *c)
+{
+	(void)r;
+	cell__u64(c, ((const struct row *)p)->pid, true);
+}
+
+static void row__tid(const struct report *r, const void *p, struct report_cell *c)
+{
+	(void)r;
+	cell__u64(c, ((const struct row *)p)->tid, true);
+}
+
+static void row__thread(const struct report *r, const void *p, struct report_cell *c)
+{
+	(void)r;
+	cell__str(c, ((const struct row *)p)->thread);
+}
+
+/*
+ * Text groups these rows by event, so the event is a column of CSV and JSON
+ * only; by process (thread) text prints a line per process (thread) with its
+ * rows below it, so those columns are CSV and JSON ones too.
+ */
 static const struct report_col row_cols[] = {
 	{.head = "domain",
 	 .key = "domain",
@@ -132,6 +164,19 @@ static const struct report_col row_cols[] = {
 	 .key = "inclusive",
 	 .flags = COL_CSV | COL_JSON | COL_SYMBOLS,
 	 .get = row__inclusive},
+	{.head = "process",
+	 .key = "process",
+	 .flags = COL_CSV | COL_JSON | COL_BY_PROCESS,
+	 .get = row__process},
+	{.head = "pid",
+	 .key = "pid",
+	 .flags = COL_CSV | COL_JSON | COL_BY_PROCESS,
+	 .get = row__pid},
+	{.head = "tid", .key = "tid", .flags = COL_CSV | COL_JSON | COL_BY_THREAD, .get = row__tid},
+	{.head = "thread",
+	 .key = "thread",
+	 .flags = COL_CSV | COL_JSON | COL_BY_THREAD,
+	 .get = row__thread},
 };
 
 /* ---- the domain table ---- */

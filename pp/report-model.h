@@ -30,6 +30,10 @@ struct row {
 	/* Samples with this symbol anywhere on their stack (symbol rows, a session with stacks). */
 	bool has_inclusive;
 	uint64_t inclusive;
+	/* By process or thread: whose samples (tgid 0: files without a task), and their sum. */
+	const char *process, *thread;
+	uint32_t pid, tid;
+	uint64_t task_samples; /* of the process (thread) and event, all its rows */
 };
 
 /* One domain's samples of one event, split by where they ran. */
@@ -100,6 +104,11 @@ struct report {
 	/* The selection's call stacks (pp/callgraph.h); NULL when it has none. */
 	struct callgraph *cg;
 	bool callgraph; /* --callgraph: text and CSV print the call graph for the flat rows */
+	bool no_demangle;
+	bool noted_mangled; /* the "built without a demangler" note is given */
+	enum report_by by;
+	/* By process or thread: each domain's meta/tasks, loaded when first used. */
+	struct pp_tasks *tasks;
 };
 
 /* ---- cells and columns ---- */
@@ -144,6 +153,8 @@ enum {
 	COL_TEXT_CONTEXT = 1u << 5,
 	/* Only in the text table of a host-only/guest-only pair. */
 	COL_PAIR = 1u << 6,
+	COL_BY_PROCESS = 1u << 7, /* only by process or thread (--by) */
+	COL_BY_THREAD = 1u << 8,  /* only by thread */
 };
 
 struct report_col {

@@ -609,6 +609,96 @@ static int text__callgraph(const struct report *r, size_t nsel, FILE *f)
 	return 0;
 }
 
+/* ---- by process or thread ---- */
+
+static bool row__same_task(const struct row *a, const struct row *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && !strcmp(a->domain, b->domain);
+}
+
+static int int_max(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+static void text__task_line(const struct report *r, const struct row *w, uint64_t total,
+			    const int *wd, FILE *f)
+{
+	bool thread = r->by == REPORT_BY_THREAD;
+
+	fprintf(f, "%-*" PRIu64 "  %-8.4f  ", wd[0], w->task_samples,
+		percent_of(w->task_samples, total));
+	report_text__str(f, w->domain, wd[1]);
+	fprintf(f, "  %-*" PRIu32 "  ", wd[2], w->pid);
+	if (thread)
+		fprintf(f, "%-*" PRIu32 "  ", wd[3], w->tid);
+	report_text__str(f, w->process, thread ? wd[4] : 0);
+	if (thread) {
+		fputs("  ", f);
+		report_text__str(f, w->thread, 0);
+	}
+	fputc('\n', f);
+}
+
+/*
+ * Rows of one event by process (thread), as opreport groups by application:
+ * a line per process with its samples and share of the event, then its own
+ * rows (images or symbols) indented below it.
+ */
+static int text__tasks(const struct report *r, const struct row *rows, size_t n, FILE *f)
+{
+	bool thread = r->by == REPORT_BY_THREAD;
+	int wd[5] = {7, 6, 3, 3, 7};
+	uint64_t total = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *ms;
+	int ret = 0;
+
+	for (size_t e = 0; e < r->s->nevents; e++)
+		if (!strcmp(r->s->events[e].name, rows[0].event))
+			total = r->s->events[e].total;
+	for (size_t i = 0; i < n; i++) {
+		char num[CELL_BUF];
+
+		wd[0] = int_max(wd[0],
+				snprintf(num, sizeof(num), "%" PRIu64, rows[i].task_samples));
+		wd[1] = int_max(wd[1], text__width(rows[i].domain));
+		wd[2] = int_max(wd[2], snprintf(num, sizeof(num), "%" PRIu32, rows[i].pid));
+		wd[3] = int_max(wd[3], snprintf(num, sizeof(num), "%" PRIu32, rows[i].tid));
+		wd[4] = int_max(wd[4], text__width(rows[i].process));
+	}
+	fprintf(f, "%-*s  %-8s  %-*s  %-*s  ", wd[0], "samples", "%", wd[1], "domain", wd[2],
+		"pid");
+	if (thread)
+		fprintf(f, "%-*s  %-*s  thread\n", wd[3], "tid", wd[4], "process");
+	else
+		fputs("process\n", f);
+	for (size_t i = 0; i < n && !ret;) {
+		size_t j = i + 1;
+
+		while (j < n && row__same_task(&rows[i], &rows[j]))
+			j++;
+		text__task_line(r, &rows[i], total, wd, f);
+		ms = open_memstream(&buf, &len);
+		if (!ms)
+			return -ENOMEM;
+		ret = report_text__table(r, r->tbl[REPORT_TBL_ROWS], &rows[i], j - i, false, ms);
+		if (fclose(ms) == EOF && !ret)
+			ret = -ENOMEM;
+		for (char *p = buf, *nl; !ret && p && *p; p = nl + 1) {
+			nl = strchr(p, '\n');
+			if (!nl)
+				break;
+			fprintf(f, "    %.*s\n", (int)(nl - p), p);
+		}
+		free(buf);
+		buf = NULL;
+		i = j;
+	}
+	return ret;
+}
+
 static int report__text(const struct report *r, FILE *f)
 {
 	size_t nsel = 0;
@@ -639,7 +729,11 @@ static int report__text(const struct report *r, FILE *f)
 			report_text__str(f, r->rows[i].event, 0);
 			fputs(":\n", f);
 		}
-		ret = report_text__table(r, r->tbl[REPORT_TBL_ROWS], &r->rows[i], j - i, false, f);
+		if (r->by != REPORT_BY_IMAGE)
+			ret = text__tasks(r, &r->rows[i], j - i, f);
+		else
+			ret = report_text__table(r, r->tbl[REPORT_TBL_ROWS], &r->rows[i], j - i,
+						 false, f);
 		if (ret)
 			return ret;
 		i = j;

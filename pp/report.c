@@ -19,6 +19,7 @@
 #include "domprof/mem.h"
 #include "domprof/report.h"
 #include "domprof/session.h"
+#include "domprof/stackfile.h"
 #include "domprof/words.h"
 #include "pp/callgraph.h"
 #include "pp/symbols.h"
@@ -43,6 +44,19 @@ int report__parse_format(const char *s, enum report_format *out)
 	return -EINVAL;
 }
 
+int report__parse_by(const char *s, enum report_by *out)
+{
+	if (!strcmp(s, "image"))
+		*out = REPORT_BY_IMAGE;
+	else if (!strcmp(s, "process"))
+		*out = REPORT_BY_PROCESS;
+	else if (!strcmp(s, "thread"))
+		*out = REPORT_BY_THREAD;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 int report__parse_table(const char *s, enum report_table *out)
 {
 	if (!strcmp(s, "all"))
@@ -59,6 +73,9 @@ void report__free(struct report *r)
 	if (!r)
 		return;
 	callgraph__free(r->cg);
+	for (size_t i = 0; r->tasks && i < r->s->ndomains; i++)
+		pp_tasks__fini(&r->tasks[i]);
+	free(r->tasks);
 	free(r->dagg);
 	free(r->drows);
 	for (size_t i = 0; i < r->nelfs; i++)
@@ -139,6 +156,7 @@ static struct elfsym *elf__get(struct report *r, const struct pp_image *im)
 		.debuginfo_path = r->debuginfo_path,
 		.build_id_hex = im->build_id,
 		.mtime = im->mtime,
+		.no_demangle = r->no_demangle,
 	};
 	struct elfsym *e = NULL;
 	size_t idx;
@@ -185,7 +203,7 @@ static bool build_id__ok(const char *h)
 static struct elfsym *guest_elf__get(struct report *r, const struct pp_image *im)
 {
 	const struct pp_domain *dom = &r->s->doms[im->dom];
-	struct elfsym_opts o = {.build_id_hex = im->build_id};
+	struct elfsym_opts o = {.build_id_hex = im->build_id, .no_demangle = r->no_demangle};
 	char *key = NULL, *path = NULL, *dbg = NULL;
 	struct elfsym *e = NULL;
 	int fd, dfd, ret;
@@ -272,6 +290,10 @@ static struct ksyms *ksyms__get(struct report *r, const struct pp_image *im)
 	else if (ksyms__bad_lines(k))
 		pp_session__note(r->s, "%s: %zu malformed lines skipped", meta,
 				 ksyms__bad_lines(k));
+	if (ksyms__demangle(k, !r->no_demangle) < 0) {
+		ksyms__free(k);
+		k = NULL;
+	}
 	if (dp_ensure(r->ksyms, r->capksyms, r->nksyms + 1) < 0) {
 		free(meta);
 		ksyms__free(k);
@@ -320,6 +342,218 @@ const char *resolver__lookup(const struct resolver *res, uint64_t key)
 	return NULL;
 }
 
+/* ---- by process or thread ---- */
+
+/* Samples of one (symbol, task, event) of an image, before they are summed. */
+struct tcount {
+	size_t sym; /* index in the image's names; 0 without --symbols */
+	uint32_t tgid, tid;
+	unsigned ev;
+	uint64_t count;
+};
+
+static int tcount__cmp(const void *a, const void *b)
+{
+	const struct tcount *x = a, *y = b;
+
+	if (x->sym != y->sym)
+		return x->sym < y->sym ? -1 : 1;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->ev > y->ev) - (x->ev < y->ev);
+}
+
+/* Domain dom's meta/tasks, read once per report. */
+static const struct pp_tasks *tasks__of(struct report *r, size_t dom)
+{
+	struct pp_tasks *t = &r->tasks[dom];
+
+	if (!t->loaded && pp_tasks__load(r->s, &r->s->doms[dom], t) < 0)
+		return NULL;
+	return t;
+}
+
+static const char *tasks__name(const struct pp_tasks *t, uint32_t tgid, uint32_t tid, bool thread)
+{
+	if (!t)
+		return NULL;
+	return thread ? pp_tasks__comm(t, tgid, tid) : pp_tasks__process(t, tgid);
+}
+
+/*
+ * Who a task of im's samples was. A guest domain's guest-kernel and
+ * guest-user samples carry the guest's pids, named by the domain's
+ * meta/tasks (the agent's); its host-mode (VMM) and "guest" samples (TCG
+ * code, KVM guest mode without an agent) carry the host's, so the host's
+ * meta/tasks is asked first: a guest pid may be the same number.
+ */
+static const char *task__comm(struct report *r, const struct pp_image *im, uint32_t tgid,
+			      uint32_t tid, bool thread)
+{
+	bool host_pid = im->dom && (!strncmp(im->mode, "host", 4) ||
+				    !strcmp(im->mode, dp_mode__name(DP_MODE_GUEST)));
+	const char *c = NULL;
+
+	if (host_pid)
+		c = tasks__name(tasks__of(r, 0), tgid, tid, thread);
+	if (!c)
+		c = tasks__name(tasks__of(r, im->dom), tgid, tid, thread);
+	return c ? c : SYM_UNKNOWN;
+}
+
+/* One row per (symbol, task, event) of counts, summed (sorted here). */
+static int task_rows__add(struct report *r, const struct pp_image *im, const char **names,
+			  struct tcount *tc, size_t n)
+{
+	bool thread = r->by == REPORT_BY_THREAD;
+	int ret = 0;
+
+	if (n)
+		qsort(tc, n, sizeof(*tc), tcount__cmp);
+	for (size_t i = 0; i < n && !ret;) {
+		struct tcount t = tc[i];
+		struct row *w;
+
+		for (i++; i < n && !tcount__cmp(&tc[i], &t); i++)
+			t.count += tc[i].count;
+		ret = row__add(r, im, names ? names[t.sym] : NULL, t.ev, t.count);
+		if (ret)
+			break;
+		w = &r->rows[r->nrows - 1];
+		w->pid = t.tgid;
+		w->tid = t.tid;
+		w->process = task__comm(r, im, t.tgid, t.tid, false);
+		w->thread = thread ? task__comm(r, im, t.tgid, t.tid, true) : NULL;
+	}
+	return ret;
+}
+
+/* The session image a stack file's image is (the tree and relpath of its sample files), or NULL. */
+static struct pp_image *stack_image(struct report *r, const struct pp_domain *pd,
+				    const struct dp_stack_image *si)
+{
+	bool guest = si->mode >= DP_MODE_GUEST_KERNEL;
+	char *key;
+	size_t idx;
+
+	if (!pd->dir) {
+		if (asprintf(&key, "samples/current\t%s", si->relpath) < 0)
+			return NULL;
+	} else if (asprintf(&key, "%s/%ssamples/current\t%s", pd->dir, guest ? "" : "vmm/",
+			    si->relpath) < 0) {
+		return NULL;
+	}
+	idx = strmap__get(&r->s->image_index, key);
+	free(key);
+	return idx == SIZE_MAX ? NULL : r->s->images[idx];
+}
+
+/*
+ * A session without --separate=thread sample files but with call stacks:
+ * each image's keys become its stacks' leaf frames, which carry their task.
+ * Samples without a stack are left out, and a note says how many.
+ */
+static int keys_from_stacks(struct report *r, char *err, size_t errlen)
+{
+	struct pp_session *s = r->s;
+	uint64_t stacked = 0, all = 0;
+	size_t files = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < s->nimages; i++)
+		s->images[i]->nkeys = 0;
+	for (size_t d = 0; d < s->ndomains && !ret; d++) {
+		const struct pp_domain *pd = &s->doms[d];
+		struct dp_stackfile *sf = NULL;
+		char *path;
+
+		if (!pd->selected)
+			continue;
+		if (asprintf(&path, "%s%s" DP_STACKFILE_NAME, pd->dir ? pd->dir : "",
+			     pd->dir ? "/" : "") < 0)
+			return -ENOMEM;
+		ret = dp_stackfile__read(s->dirfd, path, &sf);
+		if (ret == -ENOENT) {
+			ret = 0;
+		} else if (ret == -ENOMEM) {
+			/* as is */
+		} else if (ret) {
+			ret = pp_session__note(s, "%s: %s: its processes not reported", path,
+					       strerror(-ret));
+		} else {
+			files++;
+		}
+		free(path);
+		for (size_t i = 0; sf && i < sf->ncounts && !ret; i++) {
+			const struct dp_stack_count *c = &sf->counts[i];
+			const struct dp_stack *st = &sf->stacks[c->stack];
+			struct pp_image *im;
+			size_t ev = s->nevents;
+
+			for (size_t e = 0; e < s->nevents; e++)
+				if (s->events[e].has_meta && s->events[e].index == c->event)
+					ev = e;
+			if (ev == s->nevents || !st->nframes ||
+			    !report__event_selected(r, &s->events[ev]))
+				continue;
+			im = stack_image(r, pd, &sf->images[st->frames[0].image]);
+			if (!im)
+				continue;
+			if (dp_ensure(im->keys, im->capkeys, im->nkeys + 1) < 0) {
+				ret = -ENOMEM;
+				break;
+			}
+			im->keys[im->nkeys++] = (struct pp_keycount){
+				.key = st->frames[0].offset,
+				.count = c->samples,
+				.event = (uint32_t)ev,
+				.tgid = c->tgid,
+				.tid = c->tid,
+			};
+			stacked += c->samples;
+		}
+		dp_stackfile__free(sf);
+	}
+	if (ret)
+		return ret;
+	if (!files) {
+		dp_errbuf__set(err, errlen,
+			       "%s: no per-process data: record with --separate thread (or "
+			       "--callgraph) to report by process or thread",
+			       s->path);
+		return -ENODATA;
+	}
+	for (size_t e = 0; e < s->nevents; e++)
+		if (report__event_selected(r, &s->events[e]))
+			all += s->events[e].total;
+	return pp_session__note(s,
+				"processes from the call stacks (no --separate thread sample "
+				"files): %" PRIu64 " of %" PRIu64 " samples have one",
+				stacked, all);
+}
+
+/* An image's rows by process or thread, without symbols. */
+static int image_task_rows(struct report *r, const struct pp_image *im)
+{
+	struct tcount *tc = malloc((im->nkeys ? im->nkeys : 1) * sizeof(*tc));
+	int ret;
+
+	if (!tc)
+		return -ENOMEM;
+	for (size_t i = 0; i < im->nkeys; i++)
+		tc[i] = (struct tcount){
+			.tgid = im->keys[i].tgid,
+			.tid = r->by == REPORT_BY_THREAD ? im->keys[i].tid : 0,
+			.ev = im->keys[i].event,
+			.count = im->keys[i].count,
+		};
+	ret = task_rows__add(r, im, NULL, tc, im->nkeys);
+	free(tc);
+	return ret;
+}
+
 static int symbolise_image(struct report *r, struct pp_image *im)
 {
 	size_t nev = r->s->nevents;
@@ -327,11 +561,14 @@ static int symbolise_image(struct report *r, struct pp_image *im)
 	struct strmap syms;
 	const char **names = NULL;
 	uint64_t *counts = NULL;
-	size_t nsyms = 0, capnames = 0, capcounts = 0;
+	size_t nsyms = 0, capnames = 0, capcounts = 0, ntc = 0;
+	struct tcount *tc = NULL;
 	int ret = 0;
 
 	if (!im->nkeys)
 		return 0;
+	if (r->by != REPORT_BY_IMAGE && !(tc = malloc(im->nkeys * sizeof(*tc))))
+		return -ENOMEM;
 	strmap__init(&syms);
 	resolver__init(r, im, &res);
 	qsort(im->keys, im->nkeys, sizeof(*im->keys), keycount__cmp);
@@ -342,6 +579,12 @@ static int symbolise_image(struct report *r, struct pp_image *im)
 
 		if (!name)
 			name = SYM_UNKNOWN;
+		else if (!r->noted_mangled && !r->no_demangle && !sym__can_demangle() &&
+			 name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')) {
+			r->noted_mangled = true;
+			pp_session__note(r->s, "domprof was built without a demangler (libiberty): "
+					       "C++ and Rust names are shown mangled");
+		}
 		idx = strmap__get(&syms, name);
 		if (idx == SIZE_MAX) {
 			/* counts is nsyms rows of nev */
@@ -361,17 +604,31 @@ static int symbolise_image(struct report *r, struct pp_image *im)
 				goto out;
 			idx = nsyms++;
 		}
-		for (; i < im->nkeys && im->keys[i].key == key; i++)
-			counts[idx * nev + im->keys[i].event] += im->keys[i].count;
+		for (; i < im->nkeys && im->keys[i].key == key; i++) {
+			const struct pp_keycount *k = &im->keys[i];
+
+			counts[idx * nev + k->event] += k->count;
+			if (tc)
+				tc[ntc++] = (struct tcount){
+					.sym = idx,
+					.tgid = k->tgid,
+					.tid = r->by == REPORT_BY_THREAD ? k->tid : 0,
+					.ev = k->event,
+					.count = k->count,
+				};
+		}
 	}
 	if (res.elf && nsyms == 1 && !strcmp(names[0], SYM_UNKNOWN))
 		pp_session__note(r->s, "%s: no symbol covers its samples (stripped, no debuginfo?)",
 				 im->name);
-	for (size_t s = 0; s < nsyms && !ret; s++)
+	if (tc)
+		ret = task_rows__add(r, im, names, tc, ntc);
+	for (size_t s = 0; s < nsyms && !ret && !tc; s++)
 		for (size_t e = 0; e < nev && !ret; e++)
 			if (counts[s * nev + e])
 				ret = row__add(r, im, names[s], (unsigned)e, counts[s * nev + e]);
 out:
+	free(tc);
 	strmap__fini(&syms);
 	free(names);
 	free(counts);
@@ -385,12 +642,55 @@ static int strcmp0(const char *a, const char *b)
 	return strcmp(a, b);
 }
 
+/* The process (thread) of two rows of one event: the busiest first. */
+static int task__cmp(const struct row *x, const struct row *y)
+{
+	int c;
+
+	if (x->task_samples != y->task_samples)
+		return x->task_samples > y->task_samples ? -1 : 1;
+	if ((c = strcmp(x->domain, y->domain)))
+		return c;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Rows of one event and task together, for summing each task's samples. */
+static int row__task_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int c;
+
+	if ((c = strcmp(x->event, y->event)))
+		return c;
+	return task__cmp(x, y);
+}
+
+/* Each row's task_samples: the samples of its process (thread) and event. */
+static void rows__task_samples(struct report *r)
+{
+	qsort(r->rows, r->nrows, sizeof(*r->rows), row__task_cmp);
+	for (size_t i = 0; i < r->nrows;) {
+		size_t j = i;
+		uint64_t sum = 0;
+
+		for (; j < r->nrows && !row__task_cmp(&r->rows[i], &r->rows[j]); j++)
+			sum += r->rows[j].samples;
+		for (; i < j; i++)
+			r->rows[i].task_samples = sum;
+	}
+}
+
 static int row__cmp(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
 	int c;
 
 	if ((c = strcmp(x->event, y->event)))
+		return c;
+	/* By process (thread): each one's rows together, the busiest first. */
+	if (x->process && (c = task__cmp(x, y)))
 		return c;
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
@@ -543,6 +843,8 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 	r->symbols = opts->symbols || opts->callgraph;
 	r->table = opts->table;
 	r->callgraph = opts->callgraph;
+	r->no_demangle = opts->no_demangle;
+	r->by = opts->by;
 	if ((opts->event && !(r->event = strdup(opts->event))) ||
 	    (opts->debuginfo_path && !(r->debuginfo_path = strdup(opts->debuginfo_path)))) {
 		ret = -ENOMEM;
@@ -551,11 +853,33 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 	ret = pp_session__read(opts->session_dir, &f, &r->s, err, errlen);
 	if (ret)
 		goto err_free;
+	if (r->table == REPORT_TABLE_DOMAINS)
+		r->by = REPORT_BY_IMAGE;
+	if (r->by != REPORT_BY_IMAGE) {
+		r->tasks = calloc(r->s->ndomains ? r->s->ndomains : 1, sizeof(*r->tasks));
+		if (!r->tasks) {
+			ret = -ENOMEM;
+			dp_errbuf__set(err, errlen, "%s: %s", opts->session_dir, strerror(-ret));
+			goto err_free;
+		}
+		if (!r->s->has_tasks) {
+			ret = keys_from_stacks(r, err, errlen);
+			if (ret == -ENOMEM)
+				dp_errbuf__set(err, errlen, "%s: %s", opts->session_dir,
+					       strerror(-ret));
+			if (ret)
+				goto err_free;
+		}
+	}
 	for (size_t i = 0; i < r->s->nimages && !ret; i++) {
 		struct pp_image *im = r->s->images[i];
 
 		if (r->symbols && r->table != REPORT_TABLE_DOMAINS) {
 			ret = symbolise_image(r, im);
+			continue;
+		}
+		if (r->by != REPORT_BY_IMAGE) {
+			ret = image_task_rows(r, im);
 			continue;
 		}
 		for (size_t e = 0; e < r->s->nevents && !ret; e++)
@@ -590,6 +914,8 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 		dp_errbuf__set(err, errlen, "%s: %s", opts->session_dir, strerror(-ret));
 		goto err_free;
 	}
+	if (r->nrows && r->by != REPORT_BY_IMAGE)
+		rows__task_samples(r);
 	if (r->nrows)
 		qsort(r->rows, r->nrows, sizeof(*r->rows), row__cmp);
 	*out = r;

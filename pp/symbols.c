@@ -14,10 +14,57 @@
 #include <unistd.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#ifdef HAVE_DEMANGLE
+#include <libiberty/demangle.h>
+#endif
 
 #include "domprof/mem.h"
 #include "domprof/metafile.h"
 #include "pp/symbols.h"
+
+/* ---- demangling ---- */
+
+bool sym__can_demangle(void)
+{
+#ifdef HAVE_DEMANGLE
+	return true;
+#else
+	return false;
+#endif
+}
+
+/* Only Itanium C++ (_Z) and Rust v0 (_R) names; Rust legacy names are Itanium ones. */
+static bool sym__mangled(const char *name)
+{
+	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
+}
+
+char *sym__demangle(const char *name)
+{
+#ifdef HAVE_DEMANGLE
+	/* As perf does: parameters, and no hash for Rust legacy names (no DMGL_VERBOSE). */
+	if (sym__mangled(name))
+		return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+#else
+	(void)name;
+#endif
+	return NULL;
+}
+
+/*
+ * The name shown for a raw one: demangled once and remembered in *slot
+ * (NULL: not tried, raw itself: not mangled or not demangled).
+ */
+static const char *sym__shown(const char *raw, const char **slot)
+{
+	char *d;
+
+	if (*slot)
+		return *slot;
+	d = sym__mangled(raw) ? sym__demangle(raw) : NULL;
+	*slot = d ? d : raw;
+	return *slot;
+}
 
 /* ---- kernel symbols ---- */
 
@@ -42,16 +89,36 @@ struct ksyms {
 	size_t bad_lines;
 	bool has_stext;
 	uint64_t stext;
+	/* Each symbol's shown name, made when first looked up; NULL: raw names only. */
+	const char **shown;
 };
 
 void ksyms__free(struct ksyms *k)
 {
 	if (!k)
 		return;
+	for (size_t i = 0; k->shown && i < k->nsyms; i++)
+		if (k->shown[i] != k->syms[i].name)
+			free((char *)k->shown[i]);
+	free(k->shown);
 	free(k->buf);
 	free(k->syms);
 	free(k->mods);
 	free(k);
+}
+
+int ksyms__demangle(struct ksyms *k, bool on)
+{
+	bool any = false;
+
+	if (!k || !on || k->shown || !sym__can_demangle())
+		return 0;
+	for (size_t i = 0; i < k->nsyms && !any; i++)
+		any = sym__mangled(k->syms[i].name);
+	if (!any)
+		return 0;
+	k->shown = calloc(k->nsyms, sizeof(*k->shown));
+	return k->shown ? 0 : -ENOMEM;
 }
 
 size_t ksyms__count(const struct ksyms *k)
@@ -310,7 +377,7 @@ const char *ksyms__lookup(const struct ksyms *k, uint64_t addr, uint64_t *sym_ad
 	}
 	if (sym_addr)
 		*sym_addr = s->addr;
-	return s->name;
+	return k->shown ? sym__shown(s->name, &k->shown[i]) : s->name;
 }
 
 /* ---- ELF images ---- */
@@ -325,8 +392,15 @@ struct elf_load {
 struct esym {
 	uint64_t addr;
 	uint64_t size;
-	const char *name; /* in libdwfl's string tables: valid until dwfl_end() */
-	uint8_t rank;	  /* how good a name among aliases: global 2, weak 1, local 0 */
+	const char *name;  /* in libdwfl's string tables or plt_names: valid until elfsym__free() */
+	const char *shown; /* demangled when first looked up (sym__shown) */
+	uint8_t rank;	   /* how good a name among aliases: global 2, weak 1, local 0 */
+};
+
+/* A PLT stub: "func@plt" at its link-time address. */
+struct plt_sym {
+	uint64_t vaddr, size;
+	char *name;
 };
 
 struct elfsym {
@@ -341,13 +415,22 @@ struct elfsym {
 	size_t nloads;
 	char build_id[2 * 64 + 1];
 	bool changed;
+	bool demangle;
 	int debug_fd; /* while opening: the guest binary's own debuginfo, -1 none */
+	struct plt_sym *plts;
+	size_t nplts, capplts;
 };
 
 void elfsym__free(struct elfsym *e)
 {
 	if (!e)
 		return;
+	for (size_t i = 0; i < e->nsyms; i++)
+		if (e->syms[i].shown && e->syms[i].shown != e->syms[i].name)
+			free((char *)e->syms[i].shown);
+	for (size_t i = 0; i < e->nplts; i++)
+		free(e->plts[i].name);
+	free(e->plts);
 	if (e->dwfl)
 		dwfl_end(e->dwfl);
 	free(e->debuginfo_path);
@@ -364,6 +447,183 @@ bool elfsym__changed(const struct elfsym *e)
 const char *elfsym__build_id(const struct elfsym *e)
 {
 	return e->build_id;
+}
+
+/* ---- PLT stubs ---- */
+
+/* What names a PLT entry: the relocations' symbols, by GOT slot and by .rela.plt index. */
+struct plt_relocs {
+	uint64_t *slot;	   /* GOT slot address, parallel to name */
+	const char **name; /* in the ELF's string table */
+	size_t n, nplt;	   /* the first nplt are .rela.plt's, in order */
+};
+
+static const char *plt__by_slot(const struct plt_relocs *pr, uint64_t slot)
+{
+	for (size_t i = 0; i < pr->n; i++)
+		if (pr->slot[i] == slot)
+			return pr->name[i];
+	return NULL;
+}
+
+/* The relocations of a SHT_RELA section with a symbol, appended to pr. */
+static int plt__read_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct plt_relocs *pr)
+{
+	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
+	Elf_Data *data = elf_getdata(scn, NULL), *symdata;
+	GElf_Shdr symsh;
+	size_t n;
+
+	if (!data || !symscn || !gelf_getshdr(symscn, &symsh) || !sh->sh_entsize)
+		return 0;
+	symdata = elf_getdata(symscn, NULL);
+	if (!symdata)
+		return 0;
+	n = sh->sh_size / sh->sh_entsize;
+	if (n > KSYM_MAX)
+		return 0;
+	pr->slot = reallocarray(pr->slot, pr->n + n, sizeof(*pr->slot));
+	if (!pr->slot)
+		return -ENOMEM;
+	pr->name = reallocarray(pr->name, pr->n + n, sizeof(*pr->name));
+	if (!pr->name)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Rela rela;
+		GElf_Sym sym;
+		const char *name = NULL;
+
+		if (gelf_getrela(data, (int)i, &rela) && GELF_R_SYM(rela.r_info) &&
+		    gelf_getsym(symdata, (int)GELF_R_SYM(rela.r_info), &sym))
+			name = elf_strptr(elf, symsh.sh_link, sym.st_name);
+		pr->slot[pr->n] = rela.r_offset;
+		pr->name[pr->n++] = name && *name ? name : NULL;
+	}
+	return 0;
+}
+
+/*
+ * The GOT slot an x86-64 PLT entry jumps through: "jmp *disp32(%rip)"
+ * (ff 25), after an endbr64 and a bnd prefix as the linker lays them out.
+ */
+static bool plt__x86_slot(const uint8_t *b, size_t len, uint64_t addr, uint64_t *slot)
+{
+	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+	size_t p = 0;
+	int32_t disp;
+
+	if (len >= 4 && !memcmp(b, endbr64, 4))
+		p = 4;
+	if (p < len && b[p] == 0xf2)
+		p++;
+	if (p + 6 > len || b[p] != 0xff || b[p + 1] != 0x25)
+		return false;
+	disp = (int32_t)((uint32_t)b[p + 2] | (uint32_t)b[p + 3] << 8 | (uint32_t)b[p + 4] << 16 |
+			 (uint32_t)b[p + 5] << 24);
+	*slot = addr + p + 6 + (uint64_t)(int64_t)disp;
+	return true;
+}
+
+/* The .rela.plt index an IBT lazy .plt entry pushes: endbr64, "push imm32" (68). */
+static bool plt__x86_index(const uint8_t *b, size_t len, size_t *idx)
+{
+	if (len < 9 || b[0] != 0xf3 || b[4] != 0x68)
+		return false;
+	*idx = (size_t)b[5] | (size_t)b[6] << 8 | (size_t)b[7] << 16 | (size_t)b[8] << 24;
+	return true;
+}
+
+static int plt__add(struct elfsym *e, uint64_t vaddr, uint64_t size, const char *func)
+{
+	char *name;
+
+	if (dp_ensure(e->plts, e->capplts, e->nplts + 1) < 0 || asprintf(&name, "%s@plt", func) < 0)
+		return -ENOMEM;
+	e->plts[e->nplts++] = (struct plt_sym){vaddr, size, name};
+	return 0;
+}
+
+/* One PLT section's entries, named as perf names them ("func@plt"). */
+static int plt__section(struct elfsym *e, Elf_Scn *scn, const GElf_Shdr *sh, const char *secname,
+			GElf_Half machine, const struct plt_relocs *pr)
+{
+	bool lazy = !strcmp(secname, ".plt");
+	Elf_Data *data = elf_getdata(scn, NULL);
+	uint64_t ent = sh->sh_entsize, first = 0;
+	int ret = 0;
+
+	if (!data || !data->d_buf || data->d_size < sh->sh_size)
+		return 0;
+	if (machine == EM_AARCH64) {
+		/* A 32-byte header, then 16-byte entries in .rela.plt's order. */
+		if (!lazy)
+			return 0;
+		ent = 16;
+		first = 32;
+	} else if (machine != EM_X86_64) {
+		return 0;
+	}
+	if (!ent || ent > 64)
+		ent = !strcmp(secname, ".plt.got") ? 8 : 16;
+	for (uint64_t o = first, i = 0; o + ent <= sh->sh_size && !ret; o += ent, i++) {
+		const uint8_t *b = (const uint8_t *)data->d_buf + o;
+		const char *func = NULL;
+		uint64_t slot;
+		size_t idx;
+
+		if (machine == EM_AARCH64)
+			func = i < pr->nplt ? pr->name[i] : NULL;
+		else if (plt__x86_slot(b, ent, sh->sh_addr + o, &slot))
+			func = plt__by_slot(pr, slot);
+		else if (lazy && plt__x86_index(b, ent, &idx))
+			func = idx < pr->nplt ? pr->name[idx] : NULL;
+		if (func)
+			ret = plt__add(e, sh->sh_addr + o, ent, func);
+	}
+	return ret;
+}
+
+/* Synthesise "func@plt" symbols for .plt, .plt.sec and .plt.got entries (no symbol covers them). */
+static int elfsym__read_plt(struct elfsym *e, Elf *elf)
+{
+	struct plt_relocs pr = {0};
+	GElf_Ehdr eh;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	int ret = 0;
+
+	if (!gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	/* .rela.plt first, so that its entries are pr's first nplt. */
+	for (int pass = 0; pass < 2 && !ret; pass++) {
+		while ((scn = elf_nextscn(elf, scn)) && !ret) {
+			GElf_Shdr sh;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA)
+				continue;
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+			if (name && !strcmp(name, ".rela.plt") == !pass)
+				ret = plt__read_relocs(elf, scn, &sh, &pr);
+		}
+		if (!pass)
+			pr.nplt = pr.n;
+	}
+	while (!ret && pr.n && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
+			     !strcmp(name, ".plt.got")))
+			ret = plt__section(e, scn, &sh, name, eh.e_machine, &pr);
+	}
+	free(pr.slot);
+	free(pr.name);
+	return ret;
 }
 
 static int elfsym__read_headers(struct elfsym *e, Elf *elf)
@@ -393,7 +653,7 @@ static int elfsym__read_headers(struct elfsym *e, Elf *elf)
 		for (ssize_t i = 0; i < blen; i++)
 			snprintf(e->build_id + 2 * i, 3, "%02x", b[i]);
 	}
-	return 0;
+	return elfsym__read_plt(e, elf);
 }
 
 static int elfsym__load_symbols(struct elfsym *e);
@@ -458,6 +718,7 @@ static int elfsym__open_common(int fd, const char *path, int debug_fd,
 	elf_end(elf);
 	if (ret)
 		goto err_close;
+	e->demangle = !(opts && opts->no_demangle) && sym__can_demangle();
 
 	if (opts && opts->build_id_hex && *opts->build_id_hex && strcmp(opts->build_id_hex, "-"))
 		e->changed = strcmp(opts->build_id_hex, e->build_id) != 0;
@@ -595,11 +856,20 @@ static int elfsym__load_symbols(struct elfsym *e)
 {
 	int n = dwfl_module_getsymtab(e->mod);
 
-	if (n <= 0)
+	if (n < 0)
+		n = 0;
+	if (!n && !e->nplts)
 		return 0;
-	e->syms = calloc((size_t)n, sizeof(*e->syms));
+	e->syms = calloc((size_t)n + e->nplts, sizeof(*e->syms));
 	if (!e->syms)
 		return -ENOMEM;
+	for (size_t i = 0; i < e->nplts; i++)
+		e->syms[e->nsyms++] = (struct esym){
+			.addr = e->plts[i].vaddr + e->bias,
+			.size = e->plts[i].size,
+			.name = e->plts[i].name,
+			.rank = 2,
+		};
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
@@ -629,6 +899,11 @@ static int elfsym__load_symbols(struct elfsym *e)
 	return 0;
 }
 
+static const char *esym__name(const struct elfsym *e, struct esym *s)
+{
+	return e->demangle ? sym__shown(s->name, &s->shown) : s->name;
+}
+
 const char *elfsym__lookup(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr)
 {
 	size_t lo = 0, hi = e->nsyms;
@@ -654,7 +929,7 @@ const char *elfsym__lookup(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr)
 		if (s->size && a - s->addr < s->size) {
 			if (sym_vaddr)
 				*sym_vaddr = s->addr - e->bias;
-			return s->name;
+			return esym__name(e, &e->syms[j]);
 		}
 	}
 	/* Else the nearest symbol below, if it has no size (assembly labels, stripped tables). */
@@ -662,5 +937,5 @@ const char *elfsym__lookup(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr)
 		return NULL;
 	if (sym_vaddr)
 		*sym_vaddr = e->syms[lo].addr - e->bias;
-	return e->syms[lo].name;
+	return esym__name(e, &e->syms[lo]);
 }

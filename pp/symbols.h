@@ -18,6 +18,17 @@
 /* Most symbols and modules read from one meta/kallsyms. */
 #define KSYM_MAX (4u << 20)
 
+/* ---- demangling ---- */
+
+/* Whether domprof was built with a demangler (libiberty). */
+bool sym__can_demangle(void);
+/*
+ * An Itanium C++, Rust legacy or Rust v0 name demangled (malloc'd, as perf
+ * shows it: with parameters, without Rust's hash), or NULL when name is not
+ * one or domprof was built without a demangler.
+ */
+char *sym__demangle(const char *name);
+
 /* ---- kernel symbols (meta/kallsyms) ---- */
 
 struct ksyms;
@@ -34,6 +45,8 @@ int ksyms__load(int dirfd, const char *relpath, struct ksyms **out);
 void ksyms__free(struct ksyms *k);
 size_t ksyms__count(const struct ksyms *k);
 size_t ksyms__bad_lines(const struct ksyms *k);
+/* Demangle the names ksyms__lookup() returns (on: as elfsym_opts.no_demangle); -ENOMEM. */
+int ksyms__demangle(struct ksyms *k, bool on);
 /*
  * The load address of module name; for "vmlinux" (or NULL) the kernel's
  * _stext. -ENOENT when unknown.
@@ -58,6 +71,8 @@ struct elfsym_opts {
 	/* Recorded identity, to tell a binary that changed after recording. */
 	const char *build_id_hex; /* lower-case hex, NULL or "" if none was recorded */
 	uint64_t mtime;		  /* 0 if unknown */
+	/* Keep names as the symbol table has them; else demangled (sym__demangle). */
+	bool no_demangle;
 };
 
 struct elfsym;
@@ -87,7 +102,8 @@ const char *elfsym__build_id(const struct elfsym *e);
  */
 int elfsym__offset_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *vaddr);
 /*
- * The symbol covering a file offset, or NULL. The name stays valid until
+ * The symbol covering a file offset, or NULL; a PLT stub is "func@plt".
+ * The name stays valid until
  * elfsym__free(). *sym_vaddr gets the symbol's address if non-NULL.
  */
 const char *elfsym__lookup(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr);

@@ -73,6 +73,8 @@ SHELL_TESTS = \
 	tests/t/t1410-import-perf-callgraph.sh \
 	tests/t/t1420-callgraph-record.sh \
 	tests/t/t1500-replay.sh \
-	tests/t/t1620-report-diff.sh
+	tests/t/t1620-report-diff.sh \
+	tests/t/t1650-report-process.sh \
+	tests/t/t1660-demangle-plt.sh
 TESTS += $(SHELL_TESTS)
 EXTRA_DIST += $(SHELL_TESTS)

@@ -23,6 +23,13 @@ enum report_table {
 	REPORT_TABLE_DOMAINS, /* only the domain table (--table domains) */
 };
 
+/* What the per-image and per-symbol rows are grouped by (--by). */
+enum report_by {
+	REPORT_BY_IMAGE,   /* domain, mode, image: the default */
+	REPORT_BY_PROCESS, /* and the process (domain, comm, pid) first */
+	REPORT_BY_THREAD,  /* and the thread (tid, its comm) too */
+};
+
 struct report_opts {
 	const char *session_dir;
 	const char *domain;	    /* NULL: all domains */
@@ -34,19 +41,25 @@ struct report_opts {
 	bool callgraph;
 	/* Build the folded stacks (--format folded); no_prefix leaves out "domain;comm;". */
 	bool folded, no_prefix;
+	/* Symbol names as the binaries have them (--no-demangle). */
+	bool no_demangle;
+	enum report_by by;
 };
 
 struct report;
 
 /* A renderer's name, "text", "csv", "json" or "folded"; -EINVAL otherwise. */
 int report__parse_format(const char *s, enum report_format *out);
+/* "image", "process" or "thread"; -EINVAL otherwise. */
+int report__parse_by(const char *s, enum report_by *out);
 /* "all" or "domains"; -EINVAL otherwise. */
 int report__parse_table(const char *s, enum report_table *out);
 
 /*
  * Read the session and resolve symbols. On error returns -errno and err holds
  * one line: -ENOENT/-ENOTDIR (no such directory), -EINVAL (not a session),
- * -ESRCH (unknown domain or event); with callgraph or folded, -ENODATA when
+ * -ESRCH (unknown domain or event); by process or thread, -ENODATA when the
+ * session has neither per-task sample files nor stacks; with callgraph or folded, -ENODATA when
  * the selection has no call-stack file, and with folded -EINVAL when its
  * stacks are of several events (--event picks one).
  */

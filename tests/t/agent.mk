@@ -4,7 +4,8 @@ AGENT_TESTS = \
 	tests/t/t2200-agent-two-guests.sh \
 	tests/t/t2210-agent-restart-reboot.sh \
 	tests/t/t2220-agent-hostile.sh \
-	tests/t/t2230-agent-callgraph.sh
+	tests/t/t2230-agent-callgraph.sh \
+	tests/t/t2240-agent-processes.sh
 TESTS += $(AGENT_TESTS)
 EXTRA_DIST += $(AGENT_TESTS) tests/t/lib-agent.sh tests/helper/stream-agent.py bench/agent-cpu.sh
 

@@ -33,6 +33,7 @@ static char empty[] = "/tmp/dp-test-report-empty-XXXXXX";
 static char notsess[] = "/tmp/dp-test-report-not-XXXXXX";
 static char dsess[] = "/tmp/dp-test-report-dom-XXXXXX";
 static char psess[] = "/tmp/dp-test-report-pair-XXXXXX";
+static char tsess[] = "/tmp/dp-test-report-task-XXXXXX";
 
 /* A file path no one will have: every byte that CSV, JSON and text must escape. */
 #define HOSTILE_PATH                                                                               \
@@ -116,6 +117,45 @@ static int setup_domains(void)
 	return 0;
 }
 
+/*
+ * --separate=thread files: host processes 100 (app) and 200 (app, its thread
+ * 201 "worker" in the kernel), web's guest process 7 (nginx, named by the
+ * domain's meta/tasks) and its VMM's vCPU thread 500/502 (named by the host's).
+ */
+static int setup_tasks(void)
+{
+	int dfd = open(tsess, O_RDONLY | O_DIRECTORY);
+
+	if (dfd < 0)
+		return -1;
+	treport__put_session(dfd, 2000000000ull, true);
+	treport__put_meta(dfd, "meta/stats", "samples=23\n");
+	treport__put_meta(dfd, "meta/tasks",
+			  "100\t100\tapp\n200\t200\tapp\n200\t201\tworker\n"
+			  "500\t500\tqemu-system-x86\n500\t502\tCPU 0/KVM\n");
+	treport__put_meta(dfd, "domains/web/meta/tasks", "7\t7\tnginx\n");
+	treport__put_samples(dfd, "samples/current/" IMG(VMLX) "/cpu-clock.250000.0.100.100.all", 1,
+			     250000, (const uint64_t[]){0x10, 5}, 1);
+	treport__put_samples(dfd, "samples/current/" IMG(VMLX) "/cpu-clock.250000.0.200.201.all", 1,
+			     250000, (const uint64_t[]){0x10, 3, 0x150, 2}, 2);
+	treport__put_samples(dfd,
+			     "samples/current/{root}/nonexistent/app/{dep}/{root}/nonexistent/app/"
+			     "cpu-clock.250000.0.100.100.all",
+			     false, 250000, (const uint64_t[]){0x1000, 4}, 1);
+	treport__put_samples(dfd,
+			     "samples/current/{root}/nonexistent/app/{dep}/{root}/nonexistent/app/"
+			     "cpu-clock.250000.0.200.200.all",
+			     false, 250000, (const uint64_t[]){0x1000, 6}, 1);
+	treport__put_samples(dfd,
+			     "domains/web/samples/current/" IMG(GK) "/cpu-clock.250000.0.7.7.all",
+			     0, 250000, (const uint64_t[]){0xffffffff81001000, 2}, 1);
+	treport__put_samples(
+		dfd, "domains/web/vmm/samples/current/" IMG(QEMU) "/cpu-clock.250000.0.500.502.all",
+		0, 250000, (const uint64_t[]){0x5000, 1}, 1);
+	close(dfd);
+	return 0;
+}
+
 static int setup_all(void **state)
 {
 	char line[1024], esc[512];
@@ -123,7 +163,7 @@ static int setup_all(void **state)
 
 	(void)state;
 	if (!mkdtemp(sess) || !mkdtemp(empty) || !mkdtemp(notsess) || !mkdtemp(dsess) ||
-	    !mkdtemp(psess) || setup_domains())
+	    !mkdtemp(psess) || !mkdtemp(tsess) || setup_domains() || setup_tasks())
 		return -1;
 	dfd = open(sess, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
@@ -207,8 +247,8 @@ static int teardown_all(void **state)
 	char cmd[512];
 
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s' '%s' '%s'", sess, empty, notsess, dsess,
-		 psess);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s' '%s' '%s' '%s'", sess, empty, notsess,
+		 dsess, psess, tsess);
 	return system(cmd) ? -1 : 0;
 }
 
@@ -243,6 +283,72 @@ static void test_csv_symbols(void **state)
 			       "host,host-user,\"/tmp/a,b\"\"c\nd\x01"
 			       "e\\f\",[unknown],1,4.0000,cpu-clock,\n"
 			       "host,host-kernel,vmlinux,startup_64,4,100.0000,weird.ev,\n");
+}
+
+/* By process: a process's rows together, the busiest process first, each named by its domain. */
+static void test_by_process(void **state)
+{
+	struct report_opts o = {.session_dir = tsess, .by = REPORT_BY_PROCESS};
+	char *out;
+
+	(void)state;
+	treport__assert_render(
+		&o, REPORT_CSV,
+		"domain,mode,image,samples,percent,event,process,pid\n"
+		"host,host-user,/nonexistent/app,6,26.0870,cpu-clock,app,200\n"
+		"host,host-kernel,vmlinux,5,21.7391,cpu-clock,app,200\n"
+		"host,host-kernel,vmlinux,5,21.7391,cpu-clock,app,100\n"
+		"host,host-user,/nonexistent/app,4,17.3913,cpu-clock,app,100\n"
+		"web,guest-kernel,[guest-kernel],2,8.6957,cpu-clock,nginx,7\n"
+		"web,host-user,/nonexistent/qemu,1,4.3478,cpu-clock,qemu-system-x86,500\n");
+	out = treport__must_render(&o, REPORT_TEXT);
+	assert_non_null(strstr(out, "\nsamples  %         domain  pid  process\n"
+				    "11       47.8261   host    200  app\n"
+				    "    samples  %         domain  mode         image\n"
+				    "    6        26.0870   host    host-user    /nonexistent/app\n"
+				    "    5        21.7391   host    host-kernel  vmlinux\n"
+				    "9        39.1304   host    100  app\n"));
+	assert_non_null(strstr(out, "\n1        4.3478    web     500  qemu-system-x86\n"));
+	free(out);
+	out = treport__must_render(&o, REPORT_JSON);
+	assert_non_null(strstr(out, "\"process\":\"nginx\",\"pid\":7}"));
+	free(out);
+}
+
+/* By thread: 200's threads apart, each named by its own comm. */
+static void test_by_thread(void **state)
+{
+	struct report_opts o = {.session_dir = tsess, .by = REPORT_BY_THREAD};
+
+	(void)state;
+	treport__assert_render(
+		&o, REPORT_CSV,
+		"domain,mode,image,samples,percent,event,process,pid,tid,thread\n"
+		"host,host-kernel,vmlinux,5,21.7391,cpu-clock,app,100,100,app\n"
+		"host,host-user,/nonexistent/app,4,17.3913,cpu-clock,app,100,100,app\n"
+		"host,host-user,/nonexistent/app,6,26.0870,cpu-clock,app,200,200,app\n"
+		"host,host-kernel,vmlinux,5,21.7391,cpu-clock,app,200,201,worker\n"
+		"web,guest-kernel,[guest-kernel],2,8.6957,cpu-clock,nginx,7,7,nginx\n"
+		"web,host-user,/nonexistent/qemu,1,4.3478,cpu-clock,qemu-system-x86,500,502,"
+		"CPU 0/KVM\n");
+}
+
+/* Without per-task files or stacks, by process is refused in one line. */
+static void test_by_process_refused(void **state)
+{
+	struct report_opts o = {.session_dir = sess, .by = REPORT_BY_PROCESS};
+	struct report *r = NULL;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(report__load(&o, &r, err, sizeof(err)), -ENODATA);
+	assert_null(r);
+	assert_non_null(strstr(err, "record with --separate thread"));
+	assert_null(strchr(err, '\n'));
+	/* The domain table alone does not need tasks. */
+	o.table = REPORT_TABLE_DOMAINS;
+	assert_int_equal(report__load(&o, &r, err, sizeof(err)), 0);
+	report__free(r);
 }
 
 static void test_filters(void **state)
@@ -745,6 +851,9 @@ int main(void)
 		cmocka_unit_test(test_csv_images),
 		cmocka_unit_test(test_csv_symbols),
 		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_by_process),
+		cmocka_unit_test(test_by_thread),
+		cmocka_unit_test(test_by_process_refused),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_empty_and_not_a_session),

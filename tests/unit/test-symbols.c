@@ -42,6 +42,14 @@ static const char lib_src[] = "volatile int lib_sink;\n"
 			      "__attribute__((noinline)) int lib_hot_two(int n)\n"
 			      "{ for (int i = 0; i < n; i++) lib_sink ^= i; return lib_sink; }\n";
 
+/* labs through a lazy-binding PLT, and a function with a C++ (Itanium) name. */
+static const char plt_src[] = "#include <stdlib.h>\n"
+			      "void mangled(int n) __asm__(\"_ZN2ns3fooEi\");\n"
+			      "__attribute__((noinline)) void mangled(int n) { (void)labs(n); }\n"
+			      "int main(int argc, char **argv) { (void)argv;\n"
+			      "  mangled(argc); return (int)labs(argc - 5); }\n";
+static bool plt_built;
+
 static int setup_all(void **state)
 {
 	int ret;
@@ -52,7 +60,8 @@ static int setup_all(void **state)
 		snprintf(build_error, sizeof(build_error), "mkdtemp: %s", strerror(-ret));
 		return 0;
 	}
-	if (tfile__write(td.dfd, "exe.c", S(exe_src)) || tfile__write(td.dfd, "lib.c", S(lib_src)))
+	if (tfile__write(td.dfd, "exe.c", S(exe_src)) ||
+	    tfile__write(td.dfd, "lib.c", S(lib_src)) || tfile__write(td.dfd, "plt.c", S(plt_src)))
 		return 0;
 	if (!tcmd__have_build_tools()) {
 		snprintf(build_error, sizeof(build_error), "cc, objcopy or strip not installed");
@@ -75,6 +84,10 @@ static int setup_all(void **state)
 			   "exe.split.debug && strip --strip-all exe.split && "
 			   "objcopy --add-gnu-debuglink=exe.split.debug exe.split",
 			   td.path);
+	plt_built =
+		built &&
+		!tcmd__run(build_error, sizeof(build_error),
+			   "cd %s && cc -O1 -fno-builtin -fplt -Wl,-z,lazy -o plt plt.c", td.path);
 	return 0;
 }
 
@@ -348,6 +361,148 @@ static void test_kallsyms(void **state)
 	ksyms__free(k);
 }
 
+/* A section's file offset and size, or false when the file has none of that name. */
+static bool section_of(const char *path, const char *name, uint64_t *off, uint64_t *size)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool found = false;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name)) {
+			*off = sh.sh_offset;
+			*size = sh.sh_size;
+			found = true;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/* Samples in PLT stubs are func@plt (perf's names), not _init or nothing. */
+static void test_plt(void **state)
+{
+	char path[512];
+	struct elfsym *e;
+	uint64_t off, size;
+
+	(void)state;
+	TEST_REQUIRE(plt_built, build_error);
+	path_of(path, sizeof(path), "plt");
+	assert_int_equal(elfsym__open(path, NULL, &e), 0);
+	assert_true(section_of(path, ".plt", &off, &size));
+	/* Entry 0 is the lazy resolver's; labs is the only function called through it. */
+	assert_true(size >= 32);
+	assert_string_equal(elfsym__lookup(e, off + 16, NULL), "labs@plt");
+	assert_string_equal(elfsym__lookup(e, off + 16 + 11, NULL), "labs@plt");
+	/* .plt.got: __cxa_finalize, whose GOT slot is a GLOB_DAT relocation. */
+	if (section_of(path, ".plt.got", &off, &size))
+		assert_string_equal(elfsym__lookup(e, off, NULL), "__cxa_finalize@plt");
+	elfsym__free(e);
+}
+
+/* ELF symbol names demangled at lookup, unless no_demangle. */
+static void test_elf_demangled(void **state)
+{
+	struct elfsym_opts raw = {.no_demangle = true};
+	char path[512];
+	struct elfsym *e;
+	uint64_t off;
+
+	(void)state;
+	TEST_REQUIRE(plt_built, build_error);
+	path_of(path, sizeof(path), "plt");
+	off = file_offset_of(path, "_ZN2ns3fooEi", 0, NULL);
+	assert_int_equal(elfsym__open(path, NULL, &e), 0);
+	assert_string_equal(elfsym__lookup(e, off, NULL),
+			    sym__can_demangle() ? "ns::foo(int)" : "_ZN2ns3fooEi");
+	elfsym__free(e);
+	assert_int_equal(elfsym__open(path, &raw, &e), 0);
+	assert_string_equal(elfsym__lookup(e, off, NULL), "_ZN2ns3fooEi");
+	elfsym__free(e);
+}
+
+/*
+ * A recorded list of mangled names (g++ 12 and rustc 1.95 output) and what
+ * perf -v and c++filt show for them; names that are not mangled stay NULL.
+ */
+static void test_demangle_list(void **state)
+{
+	static const struct {
+		const char *mangled, *want;
+	} cases[] = {
+		{"_ZN2ns3BoxImE4spinEm", "ns::Box<unsigned long>::spin(unsigned long)"},
+		{"_ZN2ns4workERKSt6vectorIiSaIiEEm",
+		 "ns::work(std::vector<int, std::allocator<int> > const&, unsigned long)"},
+		{"_ZNKSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE4sizeEv",
+		 "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> "
+		 ">::size() const"},
+		{"_ZN3foo3barEv.cold", "foo::bar() [clone .cold]"},
+		{"_ZdlPvm", "operator delete(void*, unsigned long)"},
+		/* Rust legacy: the hash left out, as perf does. */
+		{"_ZN1r5inner9spin_rust17h18efbce6e693fb6cE", "r::inner::spin_rust"},
+		{"_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write"},
+		{"_ZN4core3ptr35drop_in_place$LT$std..env..Args$GT$17heb2ac0560c458459E",
+		 "core::ptr::drop_in_place<std::env::Args>"},
+		/* Rust v0. */
+		{"_RNvNtCs6GmmlP4bgsG_1r5inner9spin_rust", "r::inner::spin_rust"},
+		{"_RNvCs1234_7mycrate3foo", "mycrate::foo"},
+		{"_RINvMNtCsgEmfK2I1SDS_4core3stre18trim_start_matchesReECsgY6Mt91CT9J_14rustc_"
+		 "demangle",
+		 "<str>::trim_start_matches::<&str>"},
+		{"main", NULL},
+		{"_init", NULL},
+		{"_Z", NULL},
+	};
+
+	(void)state;
+	if (!sym__can_demangle()) {
+		assert_null(sym__demangle("_ZN2ns3BoxImE4spinEm"));
+		skip();
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = sym__demangle(cases[i].mangled);
+
+		if (!cases[i].want)
+			assert_null(got);
+		else if (!got || strcmp(got, cases[i].want))
+			fail_msg("%s: got %s, want %s", cases[i].mangled, got ? got : "NULL",
+				 cases[i].want);
+		free(got);
+	}
+}
+
+/* Kernel symbols (a Rust module's) demangled once asked to. */
+static void test_kallsyms_demangled(void **state)
+{
+	static const char rust_ksyms[] = "ffffffffc0000000\t100\tt\t_RNvCs1234_7mycrate3foo\n"
+					 "ffffffffc0000100\t100\tt\tplain_fn\n";
+	struct ksyms *k;
+
+	(void)state;
+	assert_int_equal(ksyms__parse(rust_ksyms, strlen(rust_ksyms), &k), 0);
+	assert_string_equal(ksyms__lookup(k, 0xffffffffc0000010, NULL), "_RNvCs1234_7mycrate3foo");
+	assert_int_equal(ksyms__demangle(k, true), 0);
+	assert_string_equal(ksyms__lookup(k, 0xffffffffc0000010, NULL),
+			    sym__can_demangle() ? "mycrate::foo" : "_RNvCs1234_7mycrate3foo");
+	assert_string_equal(ksyms__lookup(k, 0xffffffffc0000110, NULL), "plain_fn");
+	ksyms__free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -358,6 +513,10 @@ int main(void)
 		cmocka_unit_test(test_open_fd_own_debuginfo),
 		cmocka_unit_test(test_changed_and_missing),
 		cmocka_unit_test(test_kallsyms),
+		cmocka_unit_test(test_plt),
+		cmocka_unit_test(test_elf_demangled),
+		cmocka_unit_test(test_demangle_list),
+		cmocka_unit_test(test_kallsyms_demangled),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);
