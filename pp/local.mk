@@ -12,11 +12,22 @@ pp_libdppp_a_SOURCES = \
 	pp/report-csv.c \
 	pp/report-json.c \
 	pp/report-folded.c \
+	pp/report-html.c \
+	pp/html/assets.h \
 	pp/callgraph.h \
 	pp/callgraph.c \
 	pp/neighbours.h \
 	pp/neighbours.c
 pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
+# The HTML report's script and style sheet, embedded as C arrays.
+nodist_pp_libdppp_a_SOURCES = pp/html/assets.c
+HTML_ASSETS = pp/html/report.js pp/html/report.css
+pp/html/assets.c: $(HTML_ASSETS:%=$(srcdir)/%) $(srcdir)/pp/html/embed.sh
+	$(AM_V_GEN)$(MKDIR_P) pp/html && \
+	$(SHELL) $(srcdir)/pp/html/embed.sh $(srcdir)/pp/html/report.js html_report_js \
+		$(srcdir)/pp/html/report.css html_report_css >$@.tmp && mv $@.tmp $@
+CLEANFILES += pp/html/assets.c
+EXTRA_DIST += $(HTML_ASSETS) pp/html/embed.sh
 PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) -lm
 
 if HAVE_CMOCKA
