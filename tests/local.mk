@@ -5,6 +5,7 @@ SH_LOG_DRIVER = $(LOG_DRIVER)
 AM_TESTS_ENVIRONMENT += CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT;
 EXTRA_DIST += tests/t/test-lib.sh tests/helper/csvsum.py tests/helper/evdump.py \
 	tests/helper/evstream.py tests/helper/folded.py
+EXTRA_DIST += tests/helper/chromium.py
 
 # tests/helper/: the unit tests' shared scaffolding (tests/helper/dptest.h).
 # A unit test links $(TEST_HELPER_LIB) first; it pulls only the objects it
@@ -72,6 +73,7 @@ SHELL_TESTS = \
 	tests/t/t1400-import-perf.sh \
 	tests/t/t1410-import-perf-callgraph.sh \
 	tests/t/t1420-callgraph-record.sh \
+	tests/t/t1630-report-html.sh \
 	tests/t/t1500-replay.sh
 TESTS += $(SHELL_TESTS)
 EXTRA_DIST += $(SHELL_TESTS)

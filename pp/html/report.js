@@ -194,7 +194,8 @@
 			placeholder: 'search frames (text, case-insensitive)',
 			'aria-label': 'search ' + dom.name + '\u2019s frames'});
 		const reset = el('button', {type: 'button', class: 'flame-reset'}, 'reset zoom');
-		const match = el('span', {class: 'flame-match', 'data-samples': '0'});
+		const match = el('span', {class: 'flame-match', 'data-domain': dom.name,
+			'data-samples': '0'});
 		const info = el('span', {class: 'flame-info'});
 		bar.append(search, reset, match, info);
 		box.appendChild(bar);
