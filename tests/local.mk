@@ -6,6 +6,8 @@ AM_TESTS_ENVIRONMENT += CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT;
 EXTRA_DIST += tests/t/test-lib.sh tests/helper/csvsum.py tests/helper/evdump.py \
 	tests/helper/evstream.py tests/helper/folded.py
 EXTRA_DIST += tests/helper/chromium.py
+# t1630's screenshots, kept for a person to look at
+CLEANFILES += tests/t/t1630-report-html-*.png
 
 # tests/helper/: the unit tests' shared scaffolding (tests/helper/dptest.h).
 # A unit test links $(TEST_HELPER_LIB) first; it pulls only the objects it

@@ -314,10 +314,15 @@
 			return e.name + ' (' + e.samples + ' samples)';
 		}).join(', ') + (data.event ? '; timelines and flame graphs of ' + data.event : '')));
 		if (data.notes.length) {
+			// a long list folded away: the tables and graphs stay in sight
+			const det = el('details', {class: 'notes-box'});
+			det.open = data.notes.length <= 5;
+			det.appendChild(el('summary', {}, 'Notes (' + data.notes.length + ')'));
 			const ul = el('ul', {class: 'notes'});
 			for (const n of data.notes)
 				ul.appendChild(el('li', {}, n));
-			app.appendChild(ul);
+			det.appendChild(ul);
+			app.appendChild(det);
 		}
 		app.appendChild(el('h2', {}, 'Domains'));
 		app.appendChild(domainTable(data.domain_table));
