@@ -35,6 +35,11 @@ check_PROGRAMS += tests/unit/test-symbols tests/unit/test-report tests/unit/test
 	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours
 TESTS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \
 	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours
+check_PROGRAMS += tests/unit/test-report-html
+TESTS += tests/unit/test-report-html
+tests_unit_test_report_html_SOURCES = tests/unit/test-report-html.c
+tests_unit_test_report_html_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_report_html_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_symbols_SOURCES = tests/unit/test-symbols.c
 tests_unit_test_symbols_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 tests_unit_test_symbols_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
