@@ -65,9 +65,18 @@ def url(page, h=None):
     return "file://" + os.path.abspath(page) + ("#" + h if h else "")
 
 
-def run(args, timeout=120):
-    return subprocess.run([CHROMIUM] + FLAGS + args, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=timeout)
+def run(args, timeout=60):
+    try:
+        # its own session: on a timeout its renderer and GPU processes go too
+        p = subprocess.Popen([CHROMIUM] + FLAGS + args, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        p.communicate()
+        fail("chromium did not finish in %d s (a dialog such as alert() waits forever)" %
+             timeout)
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
 class Dom(HTMLParser):
