@@ -254,9 +254,21 @@ static void json__domain_table(const struct report *r, FILE *f)
 	fputs("]}", f);
 }
 
+/* The event a timeline's CPU use counts: the first of meta/events (pp/neighbours.c). */
+static const char *timeline__event(const struct pp_session *s)
+{
+	const struct pp_event *first = NULL;
+
+	for (size_t i = 0; i < s->nevents; i++)
+		if (s->events[i].has_meta && (!first || s->events[i].index < first->index))
+			first = &s->events[i];
+	return first ? first->name : NULL;
+}
+
 static int json__timeline(const struct report *r, size_t d, FILE *f)
 {
 	const struct pp_domain *pd = &r->s->doms[d];
+	const char *ev = timeline__event(r->s);
 	struct nb_series t;
 	int ret = nb_series__read(r->s, d, &t);
 
@@ -264,11 +276,15 @@ static int json__timeline(const struct report *r, size_t d, FILE *f)
 		fputs("null", f);
 		return ret;
 	}
-	fprintf(f,
-		"{\"bucket_ns\":%" PRIu64 ",\"start_ns\":%" PRIu64 ",\"vcpus\":%u,\"sched\":%s,"
-		"\"cpu\":",
+	fprintf(f, "{\"bucket_ns\":%" PRIu64 ",\"start_ns\":%" PRIu64 ",\"vcpus\":%u,\"sched\":%s,",
 		t.bucket_ns, t.start_ns, t.vcpus > pd->vcpu_threads ? t.vcpus : pd->vcpu_threads,
 		t.sched ? "true" : "false");
+	if (ev) {
+		json__key(f, "event");
+		report_json__str(f, ev);
+		fputc(',', f);
+	}
+	json__key(f, "cpu");
 	json__u64s(f, t.cpu, t.nbuckets);
 	fputs(",\"wait\":", f);
 	/* Only a domain with vCPU threads waits for a CPU. */

@@ -112,7 +112,7 @@
 		box.appendChild(s);
 		const lg = el('div', {class: 'legend'});
 		lg.appendChild(el('span', {class: 'key-cpu'}, '\u25a0 CPU use (samples of ' +
-			(data.event || 'the first event') + ' per bucket, left scale)'));
+			(t.event || 'the first event') + ' per bucket, left scale)'));
 		if (t.wait)
 			lg.appendChild(el('span', {class: 'key-wait'}, '   \u2014 vCPU wait (' +
 				(t.sched ? 'runnable time' : 'schedstat wait') +

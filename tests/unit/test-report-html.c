@@ -111,7 +111,7 @@ static void test_timeline_series(void **state)
 	(void)state;
 	assert_non_null(strstr(data, "{\"name\":\"web\",\"timeline\":{\"bucket_ns\":1000000000,"
 				     "\"start_ns\":1000000000,\"vcpus\":2,\"sched\":true,"
-				     "\"cpu\":[4,0,2],\"wait\":[7,0,9]}"));
+				     "\"event\":\"cpu-clock\",\"cpu\":[4,0,2],\"wait\":[7,0,9]}"));
 	/* The host has no meta/timeline here. */
 	assert_non_null(strstr(data, "{\"name\":\"host\",\"timeline\":null,"));
 	free(data);
