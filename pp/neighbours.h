@@ -81,7 +81,7 @@ extern const struct report_tbl nb_tbl_wait, nb_tbl_corr, nb_tbl_all;
  * tracepoints, else the schedstat poll's), as the neighbour view takes them.
  */
 struct nb_series {
-	bool has; /* the directory has a readable meta/timeline */
+	bool has;   /* the directory has a readable meta/timeline */
 	bool sched; /* the wait is from the scheduler tracepoints */
 	uint64_t bucket_ns, start_ns, nbuckets;
 	unsigned vcpus;
