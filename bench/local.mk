@@ -1,6 +1,8 @@
 # bench/: `make bench` (never part of `make check`): ratios measured side by
 # side in one run, printed as a table by bench/run.sh.
-EXTRA_PROGRAMS = bench/gen-stream bench/neighbours-gen
+EXTRA_PROGRAMS = bench/gen-stream
+# neighbours-gen also makes tests/t/t1630-report-html.sh's session with domains.
+check_PROGRAMS += bench/neighbours-gen
 bench_neighbours_gen_SOURCES = bench/neighbours-gen.c
 bench_neighbours_gen_LDADD = daemon/libdpdaemon.a lib/libdpcore.a $(ZSTD_LIBS)
 CLEANFILES += bench/neighbours-gen

@@ -4,7 +4,9 @@
 # what counts). Never part of `make check`. Needs root and perf for (b), (c).
 #
 #   (a) daemon ingest: samples/s replaying a saved stream of BENCH_SAMPLES
-#       (default 10 M) synthetic samples with `domprof import`; target 20 M/s
+#       (default 10 M) synthetic samples with `domprof import`; target 20 M/s;
+#       then `report --symbols` and the HTML page (`report --format html`,
+#       target under 2 s) of that session
 #   (b) `domprof report --symbols` vs `perf report --stdio` on the same
 #       samples (a perf.data imported with `domprof import`); target >= 20x
 #   (c) collector CPU time per sample, `domprof record -a` vs `perf record -a`
@@ -56,6 +58,16 @@ if "$top_builddir/bench/gen-stream" "$work/stream.zst" "$samples" "$split" \
 		note "    ${got:-?} samples in $(field 1 ingest.t) s"
 		$measure rep10m.t "$domprof" report --session-dir ingest --symbols 2>/dev/null
 		row "    report --symbols of those samples" "$(secs3 rep10m.t) s" "-" "-" "-"
+		# issue 11: the HTML page of the same session; target under 2 s
+		$measure html10m.t "$domprof" report --session-dir ingest --format html \
+			-o "$work/html10m.html" 2>html10m.err
+		if [ "$(field 3 html10m.t)" = 0 ]; then
+			row "    report --format html of those samples" "$(secs3 html10m.t) s" \
+				"target 2 s" "$(calc %.2f "2 / $(field 1 html10m.t)")" ">= 1"
+		else
+			row "    report --format html" "FAILED: $(head -n 1 html10m.err | cut -c1-60)" \
+				"" "" ""
+		fi
 	else
 		row "(a) ingest, import of a saved stream" "FAILED: $(head -n 1 ingest.err | cut -c1-60)" "" "" ""
 	fi

@@ -3,11 +3,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "domprof/report.h"
@@ -17,9 +19,9 @@ static void report_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: domprof report [--session-dir DIR] [--symbols] [--domain NAME]\n"
-		"                      [--format text|csv|json|folded] [--event NAME]\n"
+		"                      [--format text|csv|json|folded|html] [--event NAME]\n"
 		"                      [--table all|domains] [--callgraph] [--no-prefix]\n"
-		"                      [--by image|process|thread] [--no-demangle]\n"
+		"                      [--by image|process|thread] [--no-demangle] [-o FILE]\n"
 		"       domprof report --neighbours [--session-dir DIR] [--domain NAME]\n"
 		"                      [--from S] [--to S] [--format text|csv|json]\n"
 		"       domprof report --diff BASE [--session-dir DIR] [--symbols]\n"
@@ -35,7 +37,11 @@ static void report_usage(FILE *f)
 		"  --domain NAME       only this domain (the host is \"host\")\n"
 		"  --format FORMAT     text (default), csv, json, or folded: one line per\n"
 		"                      distinct call stack, \"domain;comm;root;...;leaf COUNT\",\n"
-		"                      for flamegraph.pl and speedscope; see doc/report.md\n"
+		"                      for flamegraph.pl and speedscope; or html: one\n"
+		"                      self-contained page with the domain table, timelines\n"
+		"                      and flame graphs (use -o); see doc/report.md\n"
+		"  -o, --output FILE   write to FILE (complete, or not at all) instead of\n"
+		"                      standard output\n"
 		"  --event NAME        only this event (folded needs one event with stacks)\n"
 		"  --table TABLE       all (default) or domains: only the per-domain table\n"
 		"  -c, --callgraph     per symbol, its callers and callees with self and\n"
@@ -71,14 +77,72 @@ static int parse_secs(const char *s, double *out)
 	return errno || end == s || *end || *out != *out ? -EINVAL : 0;
 }
 
+/*
+ * Where the report goes: standard output, or with -o a FILE.tmp beside FILE,
+ * renamed over FILE once complete, so that FILE is never half-written.
+ */
+struct out {
+	const char *path; /* NULL: stdout */
+	char *tmp;
+	FILE *f;
+};
+
+static int out__open(struct out *o)
+{
+	int fd;
+
+	if (!o->path) {
+		o->f = stdout;
+		return 0;
+	}
+	if (asprintf(&o->tmp, "%s.tmp", o->path) < 0)
+		return -ENOMEM;
+	fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		int e = errno;
+
+		fprintf(stderr, "domprof report: %s: %s\n", o->tmp, strerror(e));
+		if (fd >= 0) {
+			close(fd);
+			unlink(o->tmp);
+		}
+		free(o->tmp);
+		o->tmp = NULL;
+		return -e;
+	}
+	return 0;
+}
+
+/* Finish the output: renamed into place when ok, removed otherwise; 0 or 1 (an error said). */
+static int out__close(struct out *o, bool ok)
+{
+	int e = 0;
+
+	if (!o->path || !o->f)
+		return ok ? 0 : 1;
+	if (fclose(o->f) == EOF)
+		e = errno;
+	o->f = NULL;
+	if (ok && !e && rename(o->tmp, o->path) < 0)
+		e = errno;
+	if (e)
+		fprintf(stderr, "domprof report: %s: %s\n", e == ENOENT ? o->tmp : o->path,
+			strerror(e));
+	if (!ok || e)
+		unlink(o->tmp);
+	free(o->tmp);
+	o->tmp = NULL;
+	return ok && !e ? 0 : 1;
+}
+
 static int report_neighbours(const struct report_opts *opts, struct neighbours_opts *nopts,
-			     enum report_format fmt, bool other)
+			     enum report_format fmt, bool other, struct out *out)
 {
 	struct neighbours *n = NULL;
 	char err[1024] = "";
 	int ret;
 
-	if (other || fmt == REPORT_FOLDED) {
+	if (other || fmt == REPORT_FOLDED || fmt == REPORT_HTML) {
 		fprintf(stderr,
 			"domprof report: --neighbours takes --session-dir, --domain, --from, "
 			"--to and --format text, csv or json only\n");
@@ -91,17 +155,17 @@ static int report_neighbours(const struct report_opts *opts, struct neighbours_o
 		fprintf(stderr, "domprof report: %s\n", *err ? err : strerror(-ret));
 		return 1;
 	}
-	ret = neighbours__write(n, fmt, stdout);
+	ret = out__open(out);
+	if (!ret)
+		ret = neighbours__write(n, fmt, out->f);
 	neighbours__free(n);
-	if (ret) {
+	if (ret && out->f)
 		fprintf(stderr, "domprof report: writing the report: %s\n", strerror(-ret));
-		return 1;
-	}
-	return 0;
+	return out__close(out, !ret);
 }
 
 static int report_diff(const struct report_opts *opts, const char *base, enum report_format fmt,
-		       bool other)
+		       bool other, struct out *out)
 {
 	struct diff_opts dopts = {
 		.base_dir = base,
@@ -115,9 +179,10 @@ static int report_diff(const struct report_opts *opts, const char *base, enum re
 	char err[1024] = "";
 	int ret;
 
-	if (other || fmt == REPORT_FOLDED) {
-		fprintf(stderr, "domprof report: --diff takes --session-dir, --symbols, --domain, "
-				"--event, --debuginfo-path and --format text, csv or json only\n");
+	if (other || (fmt != REPORT_TEXT && fmt != REPORT_CSV && fmt != REPORT_JSON)) {
+		fprintf(stderr,
+			"domprof report: --diff takes --session-dir, --symbols, --domain, "
+			"--event, --debuginfo-path, -o and --format text, csv or json only\n");
 		return 2;
 	}
 	ret = diff__load(&dopts, &d, err, sizeof(err));
@@ -125,13 +190,13 @@ static int report_diff(const struct report_opts *opts, const char *base, enum re
 		fprintf(stderr, "domprof report: --diff: %s\n", *err ? err : strerror(-ret));
 		return 1;
 	}
-	ret = diff__write(d, fmt, stdout);
+	ret = out__open(out);
+	if (!ret)
+		ret = diff__write(d, fmt, out->f);
 	diff__free(d);
-	if (ret) {
+	if (ret && out->f)
 		fprintf(stderr, "domprof report: writing the diff: %s\n", strerror(-ret));
-		return 1;
-	}
-	return 0;
+	return out__close(out, !ret);
 }
 
 int cmd_report(int argc, char **argv)
@@ -150,6 +215,7 @@ int cmd_report(int argc, char **argv)
 		OPT_DIFF,
 		OPT_NO_DEMANGLE,
 		OPT_BY,
+		OPT_OUTPUT = 'o',
 	};
 	static const struct option longopts[] = {
 		{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
@@ -167,6 +233,7 @@ int cmd_report(int argc, char **argv)
 		{"diff", required_argument, NULL, OPT_DIFF},
 		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 		{"by", required_argument, NULL, OPT_BY},
+		{"output", required_argument, NULL, OPT_OUTPUT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -176,11 +243,12 @@ int cmd_report(int argc, char **argv)
 	bool neighbours = false, other = false;
 	const char *diff_base = NULL;
 	struct report *r = NULL;
+	struct out out = {0};
 	char err[1024] = "";
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "lch", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "lcho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SESSION_DIR:
 			opts.session_dir = optarg;
@@ -195,8 +263,8 @@ int cmd_report(int argc, char **argv)
 		case OPT_FORMAT:
 			if (report__parse_format(optarg, &fmt)) {
 				fprintf(stderr,
-					"domprof report: unknown format '%s' (text, csv, json or "
-					"folded)\n",
+					"domprof report: unknown format '%s' (text, csv, json, "
+					"folded or html)\n",
 					optarg);
 				return 2;
 			}
@@ -242,6 +310,9 @@ int cmd_report(int argc, char **argv)
 			}
 			other = true;
 			break;
+		case OPT_OUTPUT:
+			out.path = optarg;
+			break;
 		case OPT_FROM:
 		case OPT_TO:
 			if (parse_secs(optarg, c == OPT_FROM ? &nopts.from_s : &nopts.to_s)) {
@@ -269,10 +340,11 @@ int cmd_report(int argc, char **argv)
 		return report_diff(&opts, diff_base, fmt,
 				   neighbours || opts.callgraph || opts.no_prefix ||
 					   opts.table != REPORT_TABLE_ALL || nopts.has_from ||
-					   nopts.has_to || opts.by != REPORT_BY_IMAGE);
+					   nopts.has_to || opts.by != REPORT_BY_IMAGE,
+				   &out);
 	if (neighbours)
 		return report_neighbours(&opts, &nopts, fmt,
-					 other || opts.table != REPORT_TABLE_ALL);
+					 other || opts.table != REPORT_TABLE_ALL, &out);
 	if (nopts.has_from || nopts.has_to) {
 		fprintf(stderr, "domprof report: --from and --to are for --neighbours\n");
 		return 2;
@@ -283,16 +355,23 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "domprof report: --no-prefix is for --format folded\n");
 		return 2;
 	}
+	/* The page has every table, its flame graphs the symbols' (or the stacks'). */
+	opts.html = fmt == REPORT_HTML;
+	if (opts.html && (opts.callgraph || opts.table != REPORT_TABLE_ALL)) {
+		fprintf(stderr, "domprof report: --format html takes neither --callgraph nor "
+				"--table\n");
+		return 2;
+	}
 	ret = report__load(&opts, &r, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "domprof report: %s\n", *err ? err : strerror(-ret));
 		return 1;
 	}
-	ret = report__write(r, fmt, stdout);
+	ret = out__open(&out);
+	if (!ret)
+		ret = report__write(r, fmt, out.f);
 	report__free(r);
-	if (ret) {
+	if (ret && out.f)
 		fprintf(stderr, "domprof report: writing the report: %s\n", strerror(-ret));
-		return 1;
-	}
-	return 0;
+	return out__close(&out, !ret);
 }

@@ -560,8 +560,7 @@ static bool fold_eq(const struct dp_hnode *n, const void *key)
 	return !strcmp(dp_hnode_entry(n, struct fold, node)->stack, key);
 }
 
-/* A name as one folded frame: ';' separates frames and a line ends at '\n'. */
-static char *fold__name(const char *s)
+char *fold__name(const char *s)
 {
 	char *d = strdup(s);
 

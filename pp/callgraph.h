@@ -90,6 +90,11 @@ struct cg_opts {
  * -EINVAL (folded over several events), -ENOMEM.
  */
 int callgraph__load(struct report *r, const struct cg_opts *o, char *err, size_t errlen);
+/*
+ * A name as one folded frame, malloc'ed (NULL on -ENOMEM): ';' separates
+ * frames and a line ends at '\n', so ';' becomes ':' and control bytes '?'.
+ */
+char *fold__name(const char *s);
 /* The entry of a symbol and event, or NULL. */
 const struct cg_entry *callgraph__entry(const struct callgraph *cg, uint32_t sym, unsigned ev);
 /* NULL is fine. */

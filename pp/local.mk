@@ -14,6 +14,8 @@ pp_libdppp_a_SOURCES = \
 	pp/report-csv.c \
 	pp/report-json.c \
 	pp/report-folded.c \
+	pp/report-html.c \
+	pp/html/assets.h \
 	pp/callgraph.h \
 	pp/callgraph.c \
 	pp/neighbours.h \
@@ -21,6 +23,15 @@ pp_libdppp_a_SOURCES = \
 	pp/diff.h \
 	pp/diff.c
 pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
+# The HTML report's script and style sheet, embedded as C arrays.
+nodist_pp_libdppp_a_SOURCES = pp/html/assets.c
+HTML_ASSETS = pp/html/report.js pp/html/report.css
+pp/html/assets.c: $(HTML_ASSETS:%=$(srcdir)/%) $(srcdir)/pp/html/embed.sh
+	$(AM_V_GEN)$(MKDIR_P) pp/html && \
+	$(SHELL) $(srcdir)/pp/html/embed.sh $(srcdir)/pp/html/report.js html_report_js \
+		$(srcdir)/pp/html/report.css html_report_css >$@.tmp && mv $@.tmp $@
+CLEANFILES += pp/html/assets.c
+EXTRA_DIST += $(HTML_ASSETS) pp/html/embed.sh
 PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) -lm
 
 if HAVE_CMOCKA
@@ -28,12 +39,11 @@ check_PROGRAMS += tests/unit/test-symbols tests/unit/test-report tests/unit/test
 	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours
 TESTS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \
 	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours
-check_PROGRAMS += tests/unit/test-report-diff
-TESTS += tests/unit/test-report-diff
-tests_unit_test_report_diff_SOURCES = tests/unit/test-report-diff.c
-tests_unit_test_report_diff_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_report_diff_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/pp
-tests_unit_test_report_diff_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
+check_PROGRAMS += tests/unit/test-report-html
+TESTS += tests/unit/test-report-html
+tests_unit_test_report_html_SOURCES = tests/unit/test-report-html.c
+tests_unit_test_report_html_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_report_html_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_symbols_SOURCES = tests/unit/test-symbols.c
 tests_unit_test_symbols_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 tests_unit_test_symbols_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)

@@ -740,6 +740,44 @@ out:
 	return 0;
 }
 
+int nb_series__read(struct pp_session *s, size_t dom, struct nb_series *out)
+{
+	struct neighbours n = {.s = s};
+	struct nb_load L = {.n = &n};
+	struct tl_file t = {0};
+	int ret;
+
+	*out = (struct nb_series){0};
+	event_roles(&L);
+	ret = tl_read(&L, &t, s->doms[dom].dir);
+	if (!ret && t.has) {
+		*out = (struct nb_series){
+			.has = true,
+			.sched = t.flags & DP_TIMELINE_SCHED_TP,
+			.bucket_ns = t.bucket_ns,
+			.start_ns = t.start_ns,
+			.nbuckets = t.nbuckets,
+			.vcpus = t.vcpus,
+			.cpu = t.cpu,
+		};
+		out->wait = out->sched ? t.runnable : t.swait;
+		/* Taken: the series keep them. */
+		t.cpu = NULL;
+		*(out->sched ? &t.runnable : &t.swait) = NULL;
+	}
+	tl_file__free(&t);
+	return ret;
+}
+
+void nb_series__fini(struct nb_series *t)
+{
+	if (!t)
+		return;
+	free(t->cpu);
+	free(t->wait);
+	*t = (struct nb_series){0};
+}
+
 int neighbours__write(const struct neighbours *n, enum report_format fmt, FILE *f)
 {
 	int ret;

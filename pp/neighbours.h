@@ -75,6 +75,27 @@ struct neighbours {
 
 extern const struct report_tbl nb_tbl_wait, nb_tbl_corr, nb_tbl_all;
 
+/*
+ * One directory's timeline as the HTML report draws it: per bucket its
+ * samples of the CPU event and its vCPU wait (runnable ns from the scheduler
+ * tracepoints, else the schedstat poll's), as the neighbour view takes them.
+ */
+struct nb_series {
+	bool has;   /* the directory has a readable meta/timeline */
+	bool sched; /* the wait is from the scheduler tracepoints */
+	uint64_t bucket_ns, start_ns, nbuckets;
+	unsigned vcpus;
+	uint64_t *cpu, *wait; /* [nbuckets] */
+};
+
+/*
+ * Read the timeline of domain dom of s into out (out->has false when it has
+ * none; problems are notes of s). 0 or -ENOMEM.
+ */
+int nb_series__read(struct pp_session *s, size_t dom, struct nb_series *out);
+/* NULL is fine. */
+void nb_series__fini(struct nb_series *t);
+
 int nb_text__write(const struct neighbours *n, FILE *f);
 int nb_csv__write(const struct neighbours *n, FILE *f);
 int nb_json__write(const struct neighbours *n, FILE *f);

@@ -199,6 +199,7 @@ struct report_renderer {
 };
 
 extern const struct report_renderer report_text, report_csv, report_json, report_folded;
+extern const struct report_renderer report_html;
 
 /* ---- helpers of the model ---- */
 

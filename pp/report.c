@@ -31,6 +31,7 @@ static const struct report_renderer *const renderers[] = {
 	[REPORT_CSV] = &report_csv,
 	[REPORT_JSON] = &report_json,
 	[REPORT_FOLDED] = &report_folded,
+	[REPORT_HTML] = &report_html,
 };
 
 int report__parse_format(const char *s, enum report_format *out)
@@ -839,8 +840,8 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 	strmap__init(&r->guest_elf_index);
 	for (size_t i = 0; i < REPORT_TBL_MAX; i++)
 		r->tbl[i] = &report_tbls[i];
-	/* A call graph is of symbols. */
-	r->symbols = opts->symbols || opts->callgraph;
+	/* A call graph is of symbols, and so is the HTML page's flame graph without stacks. */
+	r->symbols = opts->symbols || opts->callgraph || opts->html;
 	r->table = opts->table;
 	r->callgraph = opts->callgraph;
 	r->no_demangle = opts->no_demangle;
@@ -893,7 +894,7 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 	if (!ret &&
 	    (opts->callgraph || opts->folded || (r->symbols && r->table != REPORT_TABLE_DOMAINS))) {
 		struct cg_opts co = {
-			.folded = opts->folded,
+			.folded = opts->folded || opts->html,
 			.no_prefix = opts->no_prefix,
 			.need_stacks = opts->callgraph || opts->folded,
 		};

@@ -17,6 +17,8 @@ PACKAGES=(
 	# domains: libvirt, QEMU and the test guest (tests/guest/)
 	libvirt-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 	qemu-system-x86 busybox-static cpio xz-utils
+	# report --format html: its test loads the page in headless Chromium
+	chromium fonts-dejavu-core
 )
 
 stamp_dir=${DOMPROF_DEPS_STAMP_DIR:-/var/cache/domprof}

@@ -5,6 +5,9 @@ SH_LOG_DRIVER = $(LOG_DRIVER)
 AM_TESTS_ENVIRONMENT += CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT;
 EXTRA_DIST += tests/t/test-lib.sh tests/helper/csvsum.py tests/helper/evdump.py \
 	tests/helper/evstream.py tests/helper/folded.py
+EXTRA_DIST += tests/helper/chromium.py
+# t1630's screenshots, kept for a person to look at
+CLEANFILES += tests/t/t1630-report-html-*.png
 
 # tests/helper/: the unit tests' shared scaffolding (tests/helper/dptest.h).
 # A unit test links $(TEST_HELPER_LIB) first; it pulls only the objects it
@@ -73,6 +76,7 @@ SHELL_TESTS = \
 	tests/t/t1410-import-perf-callgraph.sh \
 	tests/t/t1420-callgraph-record.sh \
 	tests/t/t1500-replay.sh \
+	tests/t/t1630-report-html.sh \
 	tests/t/t1620-report-diff.sh \
 	tests/t/t1650-report-process.sh \
 	tests/t/t1660-demangle-plt.sh

@@ -15,6 +15,7 @@ enum report_format {
 	REPORT_CSV,
 	REPORT_JSON,
 	REPORT_FOLDED, /* one line per distinct call stack, as flamegraph.pl reads (needs stacks) */
+	REPORT_HTML,   /* one self-contained page: domain table, timelines, flame graphs */
 };
 
 /* Which tables report__write() prints. */
@@ -44,11 +45,13 @@ struct report_opts {
 	/* Symbol names as the binaries have them (--no-demangle). */
 	bool no_demangle;
 	enum report_by by;
+	/* For --format html: the symbol rows, and the folded stacks when the session has stacks. */
+	bool html;
 };
 
 struct report;
 
-/* A renderer's name, "text", "csv", "json" or "folded"; -EINVAL otherwise. */
+/* A renderer's name, "text", "csv", "json", "folded" or "html"; -EINVAL otherwise. */
 int report__parse_format(const char *s, enum report_format *out);
 /* "image", "process" or "thread"; -EINVAL otherwise. */
 int report__parse_by(const char *s, enum report_by *out);
