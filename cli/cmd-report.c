@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "domprof/report.h"
@@ -17,8 +18,9 @@ static void report_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: domprof report [--session-dir DIR] [--symbols] [--domain NAME]\n"
-		"                      [--format text|csv|json|folded] [--event NAME]\n"
+		"                      [--format text|csv|json|folded|pprof] [--event NAME]\n"
 		"                      [--table all|domains] [--callgraph] [--no-prefix]\n"
+		"                      [-o FILE]\n"
 		"       domprof report --neighbours [--session-dir DIR] [--domain NAME]\n"
 		"                      [--from S] [--to S] [--format text|csv|json]\n\n"
 		"Print where the samples of a session went: first a table per domain (guest\n"
@@ -32,7 +34,11 @@ static void report_usage(FILE *f)
 		"  --domain NAME       only this domain (the host is \"host\")\n"
 		"  --format FORMAT     text (default), csv, json, or folded: one line per\n"
 		"                      distinct call stack, \"domain;comm;root;...;leaf COUNT\",\n"
-		"                      for flamegraph.pl and speedscope; see doc/report.md\n"
+		"                      for flamegraph.pl and speedscope; or pprof: a gzipped\n"
+		"                      profile.proto for go tool pprof (needs -o or a\n"
+		"                      stdout that is not a terminal); see doc/report.md\n"
+		"  -o, --output FILE   write the report to FILE (written beside it and renamed\n"
+		"                      into place once complete)\n"
 		"  --event NAME        only this event (folded needs one event with stacks)\n"
 		"  --table TABLE       all (default) or domains: only the per-domain table\n"
 		"  -c, --callgraph     per symbol, its callers and callees with self and\n"
@@ -88,6 +94,43 @@ static int report_neighbours(const struct report_opts *opts, struct neighbours_o
 	return 0;
 }
 
+/*
+ * Write r to path through path.tmp, renamed into place once whole: a
+ * failure leaves no file that looks complete. Frees r; returns the exit
+ * status.
+ */
+static int report_to_file(struct report *r, enum report_format fmt, const char *path)
+{
+	char *tmp = NULL;
+	FILE *f = NULL;
+	int ret;
+
+	if (asprintf(&tmp, "%s.tmp", path) < 0) {
+		report__free(r);
+		fprintf(stderr, "domprof report: %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	f = fopen(tmp, "w");
+	if (!f) {
+		ret = -errno;
+		fprintf(stderr, "domprof report: %s: %s\n", tmp, strerror(-ret));
+		goto out;
+	}
+	ret = report__write(r, fmt, f);
+	if (fclose(f) == EOF && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret) {
+		fprintf(stderr, "domprof report: writing %s: %s\n", path, strerror(-ret));
+		unlink(tmp);
+	}
+out:
+	report__free(r);
+	free(tmp);
+	return ret ? 1 : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	enum {
@@ -115,6 +158,7 @@ int cmd_report(int argc, char **argv)
 		{"neighbours", no_argument, NULL, OPT_NEIGHBOURS},
 		{"from", required_argument, NULL, OPT_FROM},
 		{"to", required_argument, NULL, OPT_TO},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -122,12 +166,13 @@ int cmd_report(int argc, char **argv)
 	enum report_format fmt = REPORT_TEXT;
 	struct neighbours_opts nopts = {0};
 	bool neighbours = false, other = false;
+	const char *output = NULL;
 	struct report *r = NULL;
 	char err[1024] = "";
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "lch", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "lcho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SESSION_DIR:
 			opts.session_dir = optarg;
@@ -142,8 +187,8 @@ int cmd_report(int argc, char **argv)
 		case OPT_FORMAT:
 			if (report__parse_format(optarg, &fmt)) {
 				fprintf(stderr,
-					"domprof report: unknown format '%s' (text, csv, json or "
-					"folded)\n",
+					"domprof report: unknown format '%s' (text, csv, json, "
+					"folded or pprof)\n",
 					optarg);
 				return 2;
 			}
@@ -183,6 +228,9 @@ int cmd_report(int argc, char **argv)
 			}
 			*(c == OPT_FROM ? &nopts.has_from : &nopts.has_to) = true;
 			break;
+		case 'o':
+			output = optarg;
+			break;
 		case 'h':
 			report_usage(stdout);
 			return 0;
@@ -209,11 +257,28 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "domprof report: --no-prefix is for --format folded\n");
 		return 2;
 	}
+	if (fmt == REPORT_PPROF) {
+#ifndef HAVE_PPROF
+		fprintf(stderr, "domprof report: --format pprof: domprof was built without "
+				"protobuf-c (or zlib or protoc-c)\n");
+		return 1;
+#endif
+		/* A binary profile on a terminal helps no one. */
+		if (!output && isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "domprof report: --format pprof writes a binary file: "
+					"give -o FILE or redirect stdout\n");
+			return 2;
+		}
+		/* Locations are named by their functions. */
+		opts.symbols = true;
+	}
 	ret = report__load(&opts, &r, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "domprof report: %s\n", *err ? err : strerror(-ret));
 		return 1;
 	}
+	if (output)
+		return report_to_file(r, fmt, output);
 	ret = report__write(r, fmt, stdout);
 	report__free(r);
 	if (ret) {

@@ -188,6 +188,8 @@ struct report_renderer {
 };
 
 extern const struct report_renderer report_text, report_csv, report_json, report_folded;
+/* The gzipped pprof profile.proto (pp/report-pprof.c). */
+extern const struct report_renderer report_pprof;
 
 /* ---- helpers of the model ---- */
 

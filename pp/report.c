@@ -30,6 +30,7 @@ static const struct report_renderer *const renderers[] = {
 	[REPORT_CSV] = &report_csv,
 	[REPORT_JSON] = &report_json,
 	[REPORT_FOLDED] = &report_folded,
+	[REPORT_PPROF] = &report_pprof,
 };
 
 int report__parse_format(const char *s, enum report_format *out)

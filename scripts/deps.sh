@@ -15,6 +15,8 @@ PACKAGES=(
 	# domains: libvirt, QEMU and the test guest (tests/guest/)
 	libvirt-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 	qemu-system-x86 busybox-static cpio xz-utils
+	# report --format pprof, and go tool pprof for its test
+	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
 )
 
 stamp_dir=${DOMPROF_DEPS_STAMP_DIR:-/var/cache/domprof}
