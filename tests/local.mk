@@ -4,7 +4,7 @@ LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver
 SH_LOG_DRIVER = $(LOG_DRIVER)
 AM_TESTS_ENVIRONMENT += CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT;
 EXTRA_DIST += tests/t/test-lib.sh tests/helper/csvsum.py tests/helper/evdump.py \
-	tests/helper/evstream.py tests/helper/folded.py
+	tests/helper/evstream.py tests/helper/folded.py tests/helper/pprof.py
 
 # tests/helper/: the unit tests' shared scaffolding (tests/helper/dptest.h).
 # A unit test links $(TEST_HELPER_LIB) first; it pulls only the objects it
@@ -72,6 +72,7 @@ SHELL_TESTS = \
 	tests/t/t1400-import-perf.sh \
 	tests/t/t1410-import-perf-callgraph.sh \
 	tests/t/t1420-callgraph-record.sh \
-	tests/t/t1500-replay.sh
+	tests/t/t1500-replay.sh \
+	tests/t/t1640-report-pprof.sh
 TESTS += $(SHELL_TESTS)
 EXTRA_DIST += $(SHELL_TESTS)
