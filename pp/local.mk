@@ -66,3 +66,13 @@ tests_unit_test_report_neighbours_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon
 	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(PPROF_LIBS) -lm $(UNIT_LIBS)
 endif
 EXTRA_DIST += tests/unit/check-neighbours-json.py
+if HAVE_CMOCKA
+if HAVE_PPROF
+check_PROGRAMS += tests/unit/test-report-pprof
+TESTS += tests/unit/test-report-pprof
+tests_unit_test_report_pprof_SOURCES = tests/unit/test-report-pprof.c
+nodist_tests_unit_test_report_pprof_SOURCES = proto/profile.pb-c.h
+tests_unit_test_report_pprof_CFLAGS = $(UNIT_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
+tests_unit_test_report_pprof_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
+endif
+endif

@@ -626,6 +626,11 @@ static int stacks__add(struct pb *b)
 					   .key = st->frames[0].offset};
 			if (leaf < s->nimages)
 				n = dp_hashmap__find(&b->flat_index, flat__hash(&q), flat_eq, &q);
+			/* A sample file for all tasks beside per-thread ones. */
+			if (!n && leaf < s->nimages && (q.tgid || q.tid)) {
+				q.tgid = q.tid = 0;
+				n = dp_hashmap__find(&b->flat_index, flat__hash(&q), flat_eq, &q);
+			}
 			if (n)
 				dp_hnode_entry(n, struct pflat, node)->stacked += c->samples;
 			else
