@@ -4,7 +4,8 @@
 # what counts). Never part of `make check`. Needs root and perf for (b), (c).
 #
 #   (a) daemon ingest: samples/s replaying a saved stream of BENCH_SAMPLES
-#       (default 10 M) synthetic samples with `domprof import`; target 20 M/s
+#       (default 10 M) synthetic samples with `domprof import`; target 20 M/s;
+#       then `report --format pprof` of that session, target < 1 s
 #   (b) `domprof report --symbols` vs `perf report --stdio` on the same
 #       samples (a perf.data imported with `domprof import`); target >= 20x
 #   (c) collector CPU time per sample, `domprof record -a` vs `perf record -a`
@@ -56,6 +57,15 @@ if "$top_builddir/bench/gen-stream" "$work/stream.zst" "$samples" "$split" \
 		note "    ${got:-?} samples in $(field 1 ingest.t) s"
 		$measure rep10m.t "$domprof" report --session-dir ingest --symbols 2>/dev/null
 		row "    report --symbols of those samples" "$(secs3 rep10m.t) s" "-" "-" "-"
+		$measure pprof10m.t "$domprof" report --session-dir ingest --format pprof \
+			-o "$work/ingest.pb.gz" 2>pprof.err
+		if [ "$(field 3 pprof10m.t)" = 0 ]; then
+			row "    report --format pprof of those samples" "$(secs3 pprof10m.t) s" \
+				"target 1 s" "$(calc %.2f "1 / $(field 1 pprof10m.t)")" ">= 1"
+		else
+			row "    report --format pprof" "FAILED: $(head -n 1 pprof.err | cut -c1-60)" \
+				"" "" ""
+		fi
 	else
 		row "(a) ingest, import of a saved stream" "FAILED: $(head -n 1 ingest.err | cut -c1-60)" "" "" ""
 	fi
