@@ -75,4 +75,6 @@ SHELL_TESTS = \
 	tests/t/t1500-replay.sh \
 	tests/t/t1640-report-pprof.sh
 TESTS += $(SHELL_TESTS)
+# t1640 replays the domain benchmark's generated stream as its guest session.
+tests/t/t1640-report-pprof.log: bench/domains-gen$(EXEEXT)
 EXTRA_DIST += $(SHELL_TESTS)

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """What `go tool pprof` prints of a profile, made comparable with domprof's reports.
 
-    pprof.py top TOP CSV
+    pprof.py top TOP CSV [COLUMN=VALUE...]
         TOP is `go tool pprof -sample_index=samples -top -nodefraction=0
         -nodecount=N` output, CSV `domprof report --symbols --format csv`:
         every function's flat samples must be the CSV's samples of that
         symbol (summed over domains, modes and images, as pprof sums a
-        function's locations) and the totals equal. Exit 1 with a line per
-        difference.
+        function's locations) and the totals equal; with COLUMN=VALUE only
+        the CSV's rows that have it (for a profile shown with -tagfocus).
+        Exit 1 with a line per difference.
     pprof.py folded TRACES [--no-prefix]
         TRACES is `go tool pprof -sample_index=samples -traces` output;
         prints its stacked samples as `domprof report --format folded` does:
@@ -26,13 +27,14 @@ import re
 import sys
 
 
-def top(path, csv_path):
+def top(path, csv_path, filters):
     got = {}
     total = None
     for line in open(path, errors="replace"):
         m = re.match(r"Showing nodes accounting for (\d+), [\d.]+% of (\d+) total", line)
         if m:
-            total = int(m.group(2))
+            # Filtered (-tagfocus), "total" is still the whole profile's.
+            total = int(m.group(1) if filters else m.group(2))
             continue
         f = line.split(None, 5)
         if len(f) == 6 and f[0].isdigit() and f[1].endswith("%"):
@@ -40,6 +42,8 @@ def top(path, csv_path):
             got[name] = got.get(name, 0) + int(f[0])
     want = {}
     for r in csv.DictReader(open(csv_path)):
+        if any(r.get(k) != v for k, v in filters):
+            continue
         want[r["symbol"]] = want.get(r["symbol"], 0) + int(r["samples"])
     bad = 0
     for name in sorted(set(got) | set(want), key=lambda n: -want.get(n, 0)):
@@ -128,8 +132,8 @@ def tags(path, specs):
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    if len(a) == 3 and a[0] == "top":
-        sys.exit(top(a[1], a[2]))
+    if len(a) >= 3 and a[0] == "top":
+        sys.exit(top(a[1], a[2], [f.split("=", 1) for f in a[3:]]))
     if len(a) in (2, 3) and a[0] == "folded":
         sys.exit(folded(a[1], a[2:] == ["--no-prefix"]))
     if len(a) >= 3 and a[0] == "tags":

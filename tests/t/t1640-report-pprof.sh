@@ -93,6 +93,28 @@ test_expect_success '--domain and --event select what the profile holds' '
 		-o sel.pb.gz && top sel.pb.gz >sel.top 2>&1 && helper top sel.top s.csv
 '
 
+# A guest session, cheaply: the domain benchmark's generated stream of two
+# domains (guest kernel, guest user and VMM samples) replayed.
+gen=$top_builddir/bench/domains-gen
+if [ -x "$gen" ]; then
+	test_expect_success 'a guest session: pprof flat samples per domain are the report'"'"'s' '
+		"$gen" dg.zst 200000 domains 2 2 2 >/dev/null &&
+		domprof import dg.zst --session-dir dg 2>dg.err &&
+		domprof report --session-dir dg --format pprof -o dg.pb.gz &&
+		domprof report --session-dir dg --symbols --format csv >dg.csv &&
+		top dg.pb.gz >dg.top 2>&1 && helper top dg.top dg.csv &&
+		for d in host bench-vm000 bench-vm001; do
+			top -tagfocus=domain=$d dg.pb.gz >dg-$d.top 2>&1 &&
+			helper top dg-$d.top dg.csv domain=$d || return 1
+		done &&
+		go tool pprof -tags dg.pb.gz >dg.tags 2>&1 &&
+		helper tags dg.tags domain=bench-vm000 domain=bench-vm001 mode=guest-kernel \
+			mode=guest-user mode=host-user
+	'
+else
+	say "skipped the guest session: $gen is not built (make check builds it)"
+fi
+
 test_expect_failure_exit 'an output that cannot be written: exit 1, nothing left' '
 	mkdir out &&
 	domprof report --session-dir s --format pprof -o out/nodir/x.pb.gz ||
