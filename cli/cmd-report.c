@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -103,8 +104,20 @@ static int report_to_file(struct report *r, enum report_format fmt, const char *
 {
 	char *tmp = NULL;
 	FILE *f = NULL;
+	struct stat st;
 	int ret;
 
+	/* A device or a pipe (/dev/stdout, a FIFO) is written as it is, never replaced. */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		f = fopen(path, "w");
+		ret = f ? report__write(r, fmt, f) : -errno;
+		if (f && fclose(f) == EOF && !ret)
+			ret = -errno;
+		if (ret)
+			fprintf(stderr, "domprof report: writing %s: %s\n", path, strerror(-ret));
+		report__free(r);
+		return ret ? 1 : 0;
+	}
 	if (asprintf(&tmp, "%s.tmp", path) < 0) {
 		report__free(r);
 		fprintf(stderr, "domprof report: %s\n", strerror(ENOMEM));

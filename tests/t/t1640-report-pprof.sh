@@ -119,6 +119,12 @@ test_expect_failure_exit 'an output that cannot be written: exit 1, nothing left
 	mkdir out &&
 	domprof report --session-dir s --format pprof -o out/nodir/x.pb.gz ||
 	{ rc=$?; ls -A out | grep . && exit 9; exit $rc; }' 'x.pb.gz'
+test_expect_failure_exit 'a full device: exit 1, and the device is not replaced' '
+	domprof report --session-dir s --format pprof -o /dev/full ||
+	{ rc=$?; [ -c /dev/full ] || exit 9; exit $rc; }' '/dev/full'
+test_expect_success '-o /dev/stdout writes through the pipe' '
+	domprof report --session-dir s --format pprof -o /dev/stdout | gzip -t
+'
 test_expect_failure_exit 'not a session: exit 1, no output file' '
 	domprof report --session-dir nosuch --format pprof -o n.pb.gz ||
 	{ rc=$?; ls n.pb.gz* 2>/dev/null && exit 9; exit $rc; }' 'nosuch'
