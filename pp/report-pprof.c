@@ -127,7 +127,6 @@ struct pb {
 	uint64_t per[DP_MAX_EVENTS];
 	/* label keys */
 	int64_t k_domain, k_mode, k_event, k_process, k_pid, k_thread, k_tid, k_vcpu, k_stack;
-	int64_t v_none;
 	/* inconsistencies between the stack files and the sample files */
 	uint64_t unmatched, over;
 };
