@@ -7,6 +7,7 @@
 #       (default 10 M) synthetic samples with `domprof import`; target 20 M/s;
 #       then `report --symbols` and the HTML page (`report --format html`,
 #       target under 2 s) of that session
+#       then `report --format pprof` of that session, target < 1 s
 #   (b) `domprof report --symbols` vs `perf report --stdio` on the same
 #       samples (a perf.data imported with `domprof import`); target >= 20x
 #   (c) collector CPU time per sample, `domprof record -a` vs `perf record -a`
@@ -66,6 +67,15 @@ if "$top_builddir/bench/gen-stream" "$work/stream.zst" "$samples" "$split" \
 				"target 2 s" "$(calc %.2f "2 / $(field 1 html10m.t)")" ">= 1"
 		else
 			row "    report --format html" "FAILED: $(head -n 1 html10m.err | cut -c1-60)" \
+				"" "" ""
+		fi
+		$measure pprof10m.t "$domprof" report --session-dir ingest --format pprof \
+			-o "$work/ingest.pb.gz" 2>pprof.err
+		if [ "$(field 3 pprof10m.t)" = 0 ]; then
+			row "    report --format pprof of those samples" "$(secs3 pprof10m.t) s" \
+				"target 1 s" "$(calc %.2f "1 / $(field 1 pprof10m.t)")" ">= 1"
+		else
+			row "    report --format pprof" "FAILED: $(head -n 1 pprof.err | cut -c1-60)" \
 				"" "" ""
 		fi
 	else

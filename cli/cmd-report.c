@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -19,7 +20,7 @@ static void report_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: domprof report [--session-dir DIR] [--symbols] [--domain NAME]\n"
-		"                      [--format text|csv|json|folded|html] [--event NAME]\n"
+		"                      [--format text|csv|json|folded|html|pprof] [--event NAME]\n"
 		"                      [--table all|domains] [--callgraph] [--no-prefix]\n"
 		"                      [--by image|process|thread] [--no-demangle] [-o FILE]\n"
 		"       domprof report --neighbours [--session-dir DIR] [--domain NAME]\n"
@@ -39,7 +40,9 @@ static void report_usage(FILE *f)
 		"                      distinct call stack, \"domain;comm;root;...;leaf COUNT\",\n"
 		"                      for flamegraph.pl and speedscope; or html: one\n"
 		"                      self-contained page with the domain table, timelines\n"
-		"                      and flame graphs (use -o); see doc/report.md\n"
+		"                      and flame graphs (use -o); or pprof: a gzipped\n"
+		"                      profile.proto for go tool pprof (needs -o or a\n"
+		"                      stdout that is not a terminal); see doc/report.md\n"
 		"  -o, --output FILE   write to FILE (complete, or not at all) instead of\n"
 		"                      standard output\n"
 		"  --event NAME        only this event (folded needs one event with stacks)\n"
@@ -85,14 +88,28 @@ struct out {
 	const char *path; /* NULL: stdout */
 	char *tmp;
 	FILE *f;
+	bool in_place; /* a device or a pipe: written as it is */
 };
 
 static int out__open(struct out *o)
 {
+	struct stat st;
 	int fd;
 
 	if (!o->path) {
 		o->f = stdout;
+		return 0;
+	}
+	/* A device or a pipe (/dev/stdout, /dev/full, a FIFO) is written, never replaced. */
+	if (!stat(o->path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		o->f = fopen(o->path, "w");
+		if (!o->f) {
+			int e = errno;
+
+			fprintf(stderr, "domprof report: %s: %s\n", o->path, strerror(e));
+			return -e;
+		}
+		o->in_place = true;
 		return 0;
 	}
 	if (asprintf(&o->tmp, "%s.tmp", o->path) < 0)
@@ -123,6 +140,11 @@ static int out__close(struct out *o, bool ok)
 	if (fclose(o->f) == EOF)
 		e = errno;
 	o->f = NULL;
+	if (o->in_place) {
+		if (e)
+			fprintf(stderr, "domprof report: %s: %s\n", o->path, strerror(e));
+		return ok && !e ? 0 : 1;
+	}
 	if (ok && !e && rename(o->tmp, o->path) < 0)
 		e = errno;
 	if (e)
@@ -199,6 +221,11 @@ static int report_diff(const struct report_opts *opts, const char *base, enum re
 	return out__close(out, !ret);
 }
 
+/*
+ * Write r to path through path.tmp, renamed into place once whole: a
+ * failure leaves no file that looks complete. Frees r; returns the exit
+ * status.
+ */
 int cmd_report(int argc, char **argv)
 {
 	enum {
@@ -264,7 +291,7 @@ int cmd_report(int argc, char **argv)
 			if (report__parse_format(optarg, &fmt)) {
 				fprintf(stderr,
 					"domprof report: unknown format '%s' (text, csv, json, "
-					"folded or html)\n",
+					"folded, html or pprof)\n",
 					optarg);
 				return 2;
 			}
@@ -323,6 +350,9 @@ int cmd_report(int argc, char **argv)
 			}
 			*(c == OPT_FROM ? &nopts.has_from : &nopts.has_to) = true;
 			break;
+		case 'o':
+			output = optarg;
+			break;
 		case 'h':
 			report_usage(stdout);
 			return 0;
@@ -361,6 +391,21 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "domprof report: --format html takes neither --callgraph nor "
 				"--table\n");
 		return 2;
+	}
+	if (fmt == REPORT_PPROF) {
+#ifndef HAVE_PPROF
+		fprintf(stderr, "domprof report: --format pprof: domprof was built without "
+				"protobuf-c (or zlib or protoc-c)\n");
+		return 1;
+#endif
+		/* A binary profile on a terminal helps no one. */
+		if (!out.path && isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "domprof report: --format pprof writes a binary file: "
+					"give -o FILE or redirect stdout\n");
+			return 2;
+		}
+		/* Locations are named by their functions. */
+		opts.symbols = true;
 	}
 	ret = report__load(&opts, &r, err, sizeof(err));
 	if (ret) {

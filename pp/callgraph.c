@@ -65,17 +65,21 @@ struct sfile {
 	size_t ntmp;
 };
 
+void callgraph__image_free(struct pp_image *im)
+{
+	if (!im)
+		return;
+	free(im->tree);
+	free(im->relpath);
+	free(im->name);
+	free(im->build_id);
+	free(im);
+}
+
 static void sfile__fini(struct sfile *f)
 {
-	for (size_t i = 0; i < f->ntmp; i++) {
-		if (!f->tmp[i])
-			continue;
-		free(f->tmp[i]->tree);
-		free(f->tmp[i]->relpath);
-		free(f->tmp[i]->name);
-		free(f->tmp[i]->build_id);
-		free(f->tmp[i]);
-	}
+	for (size_t i = 0; i < f->ntmp; i++)
+		callgraph__image_free(f->tmp[i]);
 	free(f->tmp);
 	free(f->fsym);
 	dp_stackfile__free(f->sf);
@@ -85,10 +89,10 @@ static void sfile__fini(struct sfile *f)
  * The session's image a stack image names (the same tree and relpath as its
  * sample files), or one made from the stack file's description.
  */
-static struct pp_image *image__of(struct report *r, struct sfile *f, uint32_t i)
+struct pp_image *callgraph__image(struct report *r, size_t dom, const struct dp_stack_image *si,
+				  struct pp_image **made)
 {
-	const struct pp_domain *pd = &r->s->doms[f->dom];
-	const struct dp_stack_image *si = &f->sf->images[i];
+	const struct pp_domain *pd = &r->s->doms[dom];
 	bool guest = si->mode >= DP_MODE_GUEST_KERNEL;
 	struct pp_image *im;
 	char *tree, *key;
@@ -119,9 +123,9 @@ static struct pp_image *image__of(struct report *r, struct sfile *f, uint32_t i)
 		free(tree);
 		return NULL;
 	}
-	f->tmp[i] = im;
+	*made = im;
 	im->domain = pd->name;
-	im->dom = f->dom;
+	im->dom = dom;
 	im->mode = (char *)dp_mode__name(si->mode);
 	im->tree = tree;
 	im->kind = si->kind;
@@ -137,6 +141,11 @@ static struct pp_image *image__of(struct report *r, struct sfile *f, uint32_t i)
 	if (!im->relpath || !im->name || (si->bid_len && !im->build_id))
 		return NULL;
 	return im;
+}
+
+static struct pp_image *image__of(struct report *r, struct sfile *f, uint32_t i)
+{
+	return callgraph__image(r, f->dom, &f->sf->images[i], &f->tmp[i]);
 }
 
 /* A distinct (image, offset) of a file and its symbol. */

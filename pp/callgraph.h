@@ -95,6 +95,20 @@ int callgraph__load(struct report *r, const struct cg_opts *o, char *err, size_t
  * frames and a line ends at '\n', so ';' becomes ':' and control bytes '?'.
  */
 char *fold__name(const char *s);
+
+struct dp_stack_image;
+
+/*
+ * The image whose symbols name the frames of stack-file image si of domain
+ * dom (the session's image of the same tree, relpath and mode, else one made
+ * from si's description and also stored in *made, freed with
+ * callgraph__image_free()); NULL on -ENOMEM. Used by the call graph and by
+ * the pprof renderer, so both symbolise a frame alike.
+ */
+struct pp_image *callgraph__image(struct report *r, size_t dom, const struct dp_stack_image *si,
+				  struct pp_image **made);
+/* NULL is fine. */
+void callgraph__image_free(struct pp_image *im);
 /* The entry of a symbol and event, or NULL. */
 const struct cg_entry *callgraph__entry(const struct callgraph *cg, uint32_t sym, unsigned ev);
 /* NULL is fine. */

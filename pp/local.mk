@@ -32,7 +32,22 @@ pp/html/assets.c: $(HTML_ASSETS:%=$(srcdir)/%) $(srcdir)/pp/html/embed.sh
 		$(srcdir)/pp/html/report.css html_report_css >$@.tmp && mv $@.tmp $@
 CLEANFILES += pp/html/assets.c
 EXTRA_DIST += $(HTML_ASSETS) pp/html/embed.sh
-PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) -lm
+# report --format pprof: the published profile.proto compiled by protoc-c at
+# build time (without protobuf-c or zlib the format says it was not built).
+pp_libdppp_a_SOURCES += pp/report-pprof.c
+EXTRA_DIST += proto/profile.proto
+PPROF_LIBS =
+if HAVE_PPROF
+nodist_pp_libdppp_a_SOURCES += proto/profile.pb-c.c proto/profile.pb-c.h
+BUILT_SOURCES += proto/profile.pb-c.c proto/profile.pb-c.h
+CLEANFILES += proto/profile.pb-c.c proto/profile.pb-c.h
+pp_libdppp_a_CFLAGS += $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
+PPROF_LIBS += $(PROTOBUF_C_LIBS) $(ZLIB_LIBS)
+proto/%.pb-c.c proto/%.pb-c.h: $(top_srcdir)/proto/%.proto
+	$(AM_V_GEN)$(MKDIR_P) proto && \
+		$(PROTOC_C) --c_out=proto --proto_path=$(top_srcdir)/proto $<
+endif
+PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(PPROF_LIBS) -lm
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \
@@ -55,17 +70,27 @@ tests_unit_test_report_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_guest_SOURCES = tests/unit/test-report-guest.c
 tests_unit_test_report_guest_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 tests_unit_test_report_guest_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
-	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) -lm $(UNIT_LIBS)
+	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(PPROF_LIBS) -lm $(UNIT_LIBS)
 tests_unit_test_report_callgraph_SOURCES = tests/unit/test-report-callgraph.c
 tests_unit_test_report_callgraph_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_callgraph_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 tests_unit_test_report_stream_SOURCES = tests/unit/test-report-stream.c
 tests_unit_test_report_stream_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_stream_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
-	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) -lm $(UNIT_LIBS)
+	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(PPROF_LIBS) -lm $(UNIT_LIBS)
 tests_unit_test_report_neighbours_SOURCES = tests/unit/test-report-neighbours.c
 tests_unit_test_report_neighbours_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_neighbours_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
-	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) -lm $(UNIT_LIBS)
+	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(PPROF_LIBS) -lm $(UNIT_LIBS)
 endif
 EXTRA_DIST += tests/unit/check-neighbours-json.py
+if HAVE_CMOCKA
+if HAVE_PPROF
+check_PROGRAMS += tests/unit/test-report-pprof
+TESTS += tests/unit/test-report-pprof
+tests_unit_test_report_pprof_SOURCES = tests/unit/test-report-pprof.c
+nodist_tests_unit_test_report_pprof_SOURCES = proto/profile.pb-c.h
+tests_unit_test_report_pprof_CFLAGS = $(UNIT_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
+tests_unit_test_report_pprof_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
+endif
+endif

@@ -200,6 +200,8 @@ struct report_renderer {
 
 extern const struct report_renderer report_text, report_csv, report_json, report_folded;
 extern const struct report_renderer report_html;
+/* The gzipped pprof profile.proto (pp/report-pprof.c). */
+extern const struct report_renderer report_pprof;
 
 /* ---- helpers of the model ---- */
 

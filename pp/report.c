@@ -32,6 +32,7 @@ static const struct report_renderer *const renderers[] = {
 	[REPORT_JSON] = &report_json,
 	[REPORT_FOLDED] = &report_folded,
 	[REPORT_HTML] = &report_html,
+	[REPORT_PPROF] = &report_pprof,
 };
 
 int report__parse_format(const char *s, enum report_format *out)

@@ -19,6 +19,8 @@ PACKAGES=(
 	qemu-system-x86 busybox-static cpio xz-utils
 	# report --format html: its test loads the page in headless Chromium
 	chromium fonts-dejavu-core
+	# report --format pprof, and go tool pprof for its test
+	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
 )
 
 stamp_dir=${DOMPROF_DEPS_STAMP_DIR:-/var/cache/domprof}

@@ -4,7 +4,7 @@ LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver
 SH_LOG_DRIVER = $(LOG_DRIVER)
 AM_TESTS_ENVIRONMENT += CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT;
 EXTRA_DIST += tests/t/test-lib.sh tests/helper/csvsum.py tests/helper/evdump.py \
-	tests/helper/evstream.py tests/helper/folded.py
+	tests/helper/evstream.py tests/helper/folded.py tests/helper/pprof.py
 EXTRA_DIST += tests/helper/chromium.py
 # t1630's screenshots, kept for a person to look at
 CLEANFILES += tests/t/t1630-report-html-*.png
@@ -79,6 +79,9 @@ SHELL_TESTS = \
 	tests/t/t1630-report-html.sh \
 	tests/t/t1620-report-diff.sh \
 	tests/t/t1650-report-process.sh \
-	tests/t/t1660-demangle-plt.sh
+	tests/t/t1660-demangle-plt.sh \
+	tests/t/t1640-report-pprof.sh
 TESTS += $(SHELL_TESTS)
+# t1640 replays the domain benchmark's generated stream as its guest session.
+tests/t/t1640-report-pprof.log: bench/domains-gen$(EXEEXT)
 EXTRA_DIST += $(SHELL_TESTS)

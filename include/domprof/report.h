@@ -16,6 +16,7 @@ enum report_format {
 	REPORT_JSON,
 	REPORT_FOLDED, /* one line per distinct call stack, as flamegraph.pl reads (needs stacks) */
 	REPORT_HTML,   /* one self-contained page: domain table, timelines, flame graphs */
+	REPORT_PPROF,  /* a gzipped pprof profile.proto (binary; needs protobuf-c and zlib) */
 };
 
 /* Which tables report__write() prints. */
@@ -51,7 +52,7 @@ struct report_opts {
 
 struct report;
 
-/* A renderer's name, "text", "csv", "json", "folded" or "html"; -EINVAL otherwise. */
+/* A renderer's name, "text", "csv", "json", "folded", "html" or "pprof"; -EINVAL otherwise. */
 int report__parse_format(const char *s, enum report_format *out);
 /* "image", "process" or "thread"; -EINVAL otherwise. */
 int report__parse_by(const char *s, enum report_by *out);
@@ -70,7 +71,8 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 /*
  * Write the report to f through the renderer of fmt (pp/report-model.h):
  * -EIO when writing fails, -ENOMEM, -EINVAL for a format with no renderer
- * (folded from a report loaded without folded).
+ * (folded from a report loaded without folded), -ENOTSUP for pprof in a
+ * build without protobuf-c or zlib.
  */
 int report__write(const struct report *r, enum report_format fmt, FILE *f);
 /* Samples in the selection, all events. */
