@@ -350,9 +350,6 @@ int cmd_report(int argc, char **argv)
 			}
 			*(c == OPT_FROM ? &nopts.has_from : &nopts.has_to) = true;
 			break;
-		case 'o':
-			output = optarg;
-			break;
 		case 'h':
 			report_usage(stdout);
 			return 0;
