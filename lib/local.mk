@@ -14,7 +14,8 @@ lib_libdpcore_a_SOURCES = \
 	lib/metafile.c \
 	lib/stream.c \
 	lib/agentproto.c \
-	lib/stackfile.c
+	lib/stackfile.c \
+	lib/progress.c
 lib_libdpcore_a_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 EXTRA_DIST += include/domprof/records.def doc/event-buffer.md
 CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)
