@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "domprof/archive.h"
+#include "domprof/progress.h"
 #include "domprof/report.h"
 #include "domprof/session.h"
 
@@ -20,11 +22,15 @@ static void report_usage(FILE *f)
 		"                      [--format text|csv|json|folded] [--event NAME]\n"
 		"                      [--table all|domains] [--callgraph] [--no-prefix]\n"
 		"       domprof report --neighbours [--session-dir DIR] [--domain NAME]\n"
-		"                      [--from S] [--to S] [--format text|csv|json]\n\n"
+		"                      [--from S] [--to S] [--format text|csv|json]\n"
+		"       domprof report --archive FILE [OPTIONS]\n\n"
 		"Print where the samples of a session went: first a table per domain (guest\n"
 		"kernel, guest user, VMM overhead, vCPU wait), then per domain, mode and image,\n"
 		"and with --symbols per symbol.\n\n"
 		"  --session-dir DIR   the session to read (default ./%s)\n"
+		"  --archive FILE      the session in FILE, made by `domprof archive`, with\n"
+		"                      the binaries it holds (unpacked into a temporary\n"
+		"                      directory that is removed afterwards)\n"
 		"  -l, --symbols       one row per symbol (kernel symbols from the session's\n"
 		"                      meta/kallsyms, user symbols from the binaries on disk\n"
 		"                      and their separate debuginfo); in CSV and JSON each row\n"
@@ -88,6 +94,41 @@ static int report_neighbours(const struct report_opts *opts, struct neighbours_o
 	return 0;
 }
 
+/* The report (or the neighbour view) of opts->session_dir, once the options are checked. */
+static int report_run(struct report_opts *opts, struct neighbours_opts *nopts,
+		      enum report_format fmt, bool neighbours, bool other)
+{
+	struct report *r = NULL;
+	char err[1024] = "";
+	int ret;
+
+	if (neighbours)
+		return report_neighbours(opts, nopts, fmt,
+					 other || opts->table != REPORT_TABLE_ALL);
+	if (nopts->has_from || nopts->has_to) {
+		fprintf(stderr, "domprof report: --from and --to are for --neighbours\n");
+		return 2;
+	}
+	/* Folded output is of call stacks: reading them is implied. */
+	opts->folded = fmt == REPORT_FOLDED;
+	if (opts->no_prefix && !opts->folded) {
+		fprintf(stderr, "domprof report: --no-prefix is for --format folded\n");
+		return 2;
+	}
+	ret = report__load(opts, &r, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "domprof report: %s\n", *err ? err : strerror(-ret));
+		return 1;
+	}
+	ret = report__write(r, fmt, stdout);
+	report__free(r);
+	if (ret) {
+		fprintf(stderr, "domprof report: writing the report: %s\n", strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	enum {
@@ -101,6 +142,7 @@ int cmd_report(int argc, char **argv)
 		OPT_NEIGHBOURS,
 		OPT_FROM,
 		OPT_TO,
+		OPT_ARCHIVE,
 	};
 	static const struct option longopts[] = {
 		{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
@@ -115,15 +157,16 @@ int cmd_report(int argc, char **argv)
 		{"neighbours", no_argument, NULL, OPT_NEIGHBOURS},
 		{"from", required_argument, NULL, OPT_FROM},
 		{"to", required_argument, NULL, OPT_TO},
+		{"archive", required_argument, NULL, OPT_ARCHIVE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct report_opts opts = {.session_dir = DP_SESSION_DEFAULT_DIR};
 	enum report_format fmt = REPORT_TEXT;
 	struct neighbours_opts nopts = {0};
-	bool neighbours = false, other = false;
-	struct report *r = NULL;
-	char err[1024] = "";
+	bool neighbours = false, other = false, session_given = false;
+	const char *archive = NULL;
+	char *tmpdir = NULL, label[4096];
 	int c, ret;
 
 	optind = 1;
@@ -131,6 +174,10 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case OPT_SESSION_DIR:
 			opts.session_dir = optarg;
+			session_given = true;
+			break;
+		case OPT_ARCHIVE:
+			archive = optarg;
 			break;
 		case 'l':
 			opts.symbols = true;
@@ -196,29 +243,32 @@ int cmd_report(int argc, char **argv)
 		report_usage(stderr);
 		return 2;
 	}
-	if (neighbours)
-		return report_neighbours(&opts, &nopts, fmt,
-					 other || opts.table != REPORT_TABLE_ALL);
-	if (nopts.has_from || nopts.has_to) {
-		fprintf(stderr, "domprof report: --from and --to are for --neighbours\n");
+	if (archive && session_given) {
+		fprintf(stderr, "domprof report: --archive and --session-dir: choose one\n");
 		return 2;
 	}
-	/* Folded output is of call stacks: reading them is implied. */
-	opts.folded = fmt == REPORT_FOLDED;
-	if (opts.no_prefix && !opts.folded) {
-		fprintf(stderr, "domprof report: --no-prefix is for --format folded\n");
-		return 2;
+	if (archive) {
+		struct dp_progress progress;
+		char err[1024] = "";
+
+		if (!archive__available()) {
+			fprintf(stderr, "domprof report: --archive: domprof was built without "
+					"libarchive (Debian: libarchive-dev)\n");
+			return 1;
+		}
+		ret = archive__unpack_temp(archive, &progress, &tmpdir, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "domprof report: %s\n", *err ? err : strerror(-ret));
+			return 1;
+		}
+		opts.session_dir = tmpdir;
 	}
-	ret = report__load(&opts, &r, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "domprof report: %s\n", *err ? err : strerror(-ret));
-		return 1;
-	}
-	ret = report__write(r, fmt, stdout);
-	report__free(r);
-	if (ret) {
-		fprintf(stderr, "domprof report: writing the report: %s\n", strerror(-ret));
-		return 1;
-	}
-	return 0;
+	/* An archived session is named as the session it was made from, wherever it is unpacked. */
+	if (!archive__session_name(opts.session_dir, label, sizeof(label)))
+		opts.session_label = label;
+	ret = report_run(&opts, &nopts, fmt, neighbours, other);
+	if (tmpdir && archive__remove_dir(tmpdir))
+		fprintf(stderr, "domprof report: cannot remove %s\n", tmpdir);
+	free(tmpdir);
+	return ret;
 }

@@ -15,9 +15,12 @@ pp_libdppp_a_SOURCES = \
 	pp/callgraph.h \
 	pp/callgraph.c \
 	pp/neighbours.h \
-	pp/neighbours.c
-pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
-PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) -lm
+	pp/neighbours.c \
+	pp/archive.h \
+	pp/archive-image.c \
+	pp/archive.c
+pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS) $(LIBARCHIVE_CFLAGS)
+PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(LIBARCHIVE_LIBS) -lm
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \

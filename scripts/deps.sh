@@ -13,6 +13,7 @@ PACKAGES=(
 	python3
 	util-linux procps
 	# domains: libvirt, QEMU and the test guest (tests/guest/)
+	libarchive-dev
 	libvirt-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 	qemu-system-x86 busybox-static cpio xz-utils
 )

@@ -34,6 +34,8 @@ struct report_opts {
 	bool callgraph;
 	/* Build the folded stacks (--format folded); no_prefix leaves out "domain;comm;". */
 	bool folded, no_prefix;
+	/* The session's name in the report instead of session_dir (an archive's original). */
+	const char *session_label;
 };
 
 struct report;
