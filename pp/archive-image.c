@@ -46,7 +46,7 @@ int archive__check_name(const char *name, char *out, size_t cap, const char **wh
 		*why = "name too long";
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < len;) {
+	for (size_t i = 0; len && i <= len;) {
 		size_t c = strcspn(p + i, "/");
 
 		if (c > len - i)

@@ -159,6 +159,22 @@ bool archive__available(void)
 	return true;
 }
 
+/* libarchive's message, with the system's word for its errno when it has one. */
+static const char *arc_err(struct archive *a, char *buf, size_t len)
+{
+	const char *msg = archive_error_string(a);
+	int e = archive_errno(a);
+
+	if (!msg)
+		msg = "unknown libarchive error";
+	/* Its file-format (EILSEQ) and misuse (EINVAL) errnos say nothing a reader needs. */
+	if (e > 0 && e != EILSEQ && e != EINVAL && !strstr(msg, strerror(e)))
+		snprintf(buf, len, "%s (%s)", msg, strerror(e));
+	else
+		snprintf(buf, len, "%s", msg);
+	return buf;
+}
+
 /* ---- what goes in ---- */
 
 /* One member to write: a file of the session, or a host file under archive/. */
@@ -507,6 +523,7 @@ static int collect_images(struct packer *pk)
 static int put_entry(struct packer *pk, struct archive *a, const char *member, bool dir,
 		     const struct stat *st)
 {
+	char ebuf[256];
 	struct archive_entry *e = archive_entry_new();
 	int ret = 0;
 
@@ -519,7 +536,8 @@ static int put_entry(struct packer *pk, struct archive *a, const char *member, b
 	/* The report compares a binary without a build-id by its mtime. */
 	archive_entry_set_mtime(e, st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
 	if (archive_write_header(a, e) != ARCHIVE_OK) {
-		dp_errbuf__set(pk->err, pk->errlen, "%s: %s", member, archive_error_string(a));
+		dp_errbuf__set(pk->err, pk->errlen, "%s: %s", member,
+			       arc_err(a, ebuf, sizeof(ebuf)));
 		ret = -EIO;
 	}
 	archive_entry_free(e);
@@ -528,6 +546,7 @@ static int put_entry(struct packer *pk, struct archive *a, const char *member, b
 
 static int put_data(struct packer *pk, struct archive *a, const char *member, int fd, uint64_t size)
 {
+	char ebuf[256];
 	static char buf[1 << 16];
 	uint64_t left = size;
 
@@ -544,7 +563,7 @@ static int put_data(struct packer *pk, struct archive *a, const char *member, in
 			break;
 		if (archive_write_data(a, buf, (size_t)n) != n) {
 			dp_errbuf__set(pk->err, pk->errlen, "%s: %s", member,
-				       archive_error_string(a));
+				       arc_err(a, ebuf, sizeof(ebuf)));
 			return -EIO;
 		}
 		left -= (uint64_t)n;
@@ -597,6 +616,7 @@ static int put_item(struct packer *pk, struct archive *a, const struct item *it)
 /* The manifest as a member of its own: in memory, written before the binaries. */
 static int put_manifest(struct packer *pk, struct archive *a)
 {
+	char ebuf[256];
 	const char *text = dp_strbuf__str(&pk->manifest);
 	struct archive_entry *e = archive_entry_new();
 	size_t len = pk->manifest.len;
@@ -615,7 +635,7 @@ static int put_manifest(struct packer *pk, struct archive *a)
 	if (archive_write_header(a, e) != ARCHIVE_OK ||
 	    archive_write_data(a, text, len) != (la_ssize_t)len) {
 		dp_errbuf__set(pk->err, pk->errlen, "%s: %s", DP_ARCHIVE_MANIFEST,
-			       archive_error_string(a));
+			       arc_err(a, ebuf, sizeof(ebuf)));
 		ret = -EIO;
 	}
 	archive_entry_free(e);
@@ -626,6 +646,7 @@ static int put_manifest(struct packer *pk, struct archive *a)
 
 static int write_all(struct packer *pk, int fd, bool manifest)
 {
+	char ebuf[256];
 	struct archive *a = archive_write_new();
 	int ret = 0;
 
@@ -634,7 +655,8 @@ static int write_all(struct packer *pk, int fd, bool manifest)
 	if (archive_write_add_filter_zstd(a) != ARCHIVE_OK ||
 	    archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
 	    archive_write_open_fd(a, fd) != ARCHIVE_OK) {
-		dp_errbuf__set(pk->err, pk->errlen, "libarchive: %s", archive_error_string(a));
+		dp_errbuf__set(pk->err, pk->errlen, "libarchive: %s",
+			       arc_err(a, ebuf, sizeof(ebuf)));
 		archive_write_free(a);
 		return -EIO;
 	}
@@ -651,7 +673,7 @@ static int write_all(struct packer *pk, int fd, bool manifest)
 			ret = put_item(pk, a, &pk->items[i]);
 	if (archive_write_close(a) != ARCHIVE_OK && !ret) {
 		dp_errbuf__set(pk->err, pk->errlen, "%s: %s", pk->o->output,
-			       archive_error_string(a));
+			       arc_err(a, ebuf, sizeof(ebuf)));
 		ret = -EIO;
 	}
 	archive_write_free(a);
@@ -738,6 +760,12 @@ int archive__create(const struct archive_opts *o, struct archive_stats *st, char
 		dp_progress__start(o->progress, 2, "archive", DP_PROGRESS_BYTES, pk.total);
 	ret = write_all(&pk, fd, !archived);
 	dp_progress__end(o->progress);
+	if (ret) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", err);
+		dp_errbuf__set(err, errlen, "cannot write %s: %s", o->output, why);
+	}
 	if (!ret && fsync(fd) < 0) {
 		ret = -errno;
 		dp_errbuf__set(err, errlen, "%s: %s", tmp, strerror(-ret));
@@ -781,6 +809,7 @@ static int refuse(char *err, size_t errlen, const char *file, const char *member
 static int extract_file(struct archive *a, struct archive_entry *e, int dirfd, const char *name,
 			uint64_t size, const char *file, char *err, size_t errlen)
 {
+	char ebuf[256];
 	static char buf[1 << 16];
 	struct timespec ts[2];
 	uint64_t got = 0;
@@ -800,7 +829,7 @@ static int extract_file(struct archive *a, struct archive_entry *e, int dirfd, c
 			break;
 		if (n < 0) {
 			dp_errbuf__set(err, errlen, "%s: member \"%s\": %s", file, name,
-				       archive_error_string(a));
+				       arc_err(a, ebuf, sizeof(ebuf)));
 			ret = -EBADMSG;
 			break;
 		}
@@ -850,6 +879,7 @@ static int check_ours(const char *dir, const char *file, char *err, size_t errle
 int archive__extract(const char *file, const char *dir, const struct archive_limits *lim,
 		     struct dp_progress *p, char *err, size_t errlen)
 {
+	char ebuf[256];
 	static const struct archive_limits defaults = {
 		.member_max = DP_ARCHIVE_MEMBER_MAX,
 		.total_max = DP_ARCHIVE_TOTAL_MAX,
@@ -860,7 +890,7 @@ int archive__extract(const char *file, const char *dir, const struct archive_lim
 	uint64_t total = 0, members = 0;
 	struct stat fst;
 	char *name;
-	int dirfd, ret = 0, r;
+	int dirfd, afd = -1, ret = 0, r;
 
 	if (!lim)
 		lim = &defaults;
@@ -882,15 +912,23 @@ int archive__extract(const char *file, const char *dir, const struct archive_lim
 	}
 	archive_read_support_filter_zstd(a);
 	archive_read_support_format_tar(a);
-	if (archive_read_open_filename(a, file, 1 << 16) != ARCHIVE_OK) {
-		ret = errno ? -errno : -EBADMSG;
-		if (archive_errno(a) > 0)
-			ret = -archive_errno(a);
-		dp_errbuf__set(err, errlen, "cannot read %s: %s", file, archive_error_string(a));
+	afd = open(file, O_RDONLY | O_CLOEXEC);
+	if (afd < 0 || fstat(afd, &fst) < 0) {
+		ret = -errno;
+		dp_errbuf__set(err, errlen, "cannot read %s: %s", file, strerror(-ret));
 		goto out;
 	}
-	if (stat(file, &fst) < 0)
-		fst.st_size = 0;
+	if (!S_ISREG(fst.st_mode)) {
+		ret = -EINVAL;
+		dp_errbuf__set(err, errlen, "cannot read %s: not a regular file", file);
+		goto out;
+	}
+	if (archive_read_open_fd(a, afd, 1 << 16) != ARCHIVE_OK) {
+		ret = -EBADMSG;
+		dp_errbuf__set(err, errlen, "%s is not a domprof archive (%s)", file,
+			       arc_err(a, ebuf, sizeof(ebuf)));
+		goto out;
+	}
 	if (p)
 		dp_progress__start(p, 2, "unpack", DP_PROGRESS_BYTES, (uint64_t)fst.st_size);
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
@@ -966,15 +1004,15 @@ int archive__extract(const char *file, const char *dir, const struct archive_lim
 	}
 	dp_progress__end(p);
 	if (!ret && r != ARCHIVE_EOF) {
-		dp_errbuf__set(err, errlen, "%s: %s", file,
-			       archive_error_string(a) ? archive_error_string(a)
-						       : "not a tar archive");
+		dp_errbuf__set(err, errlen, "%s: %s", file, arc_err(a, ebuf, sizeof(ebuf)));
 		ret = -EBADMSG;
 	}
 	if (!ret)
 		ret = check_ours(dir, file, err, errlen);
 out:
 	archive_read_free(a);
+	if (afd >= 0)
+		close(afd);
 	close(dirfd);
 	free(name);
 	return ret;

@@ -24,9 +24,11 @@ PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(LIB
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \
-	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours
+	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours \
+	tests/unit/test-archive
 TESTS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \
-	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours
+	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours \
+	tests/unit/test-archive
 tests_unit_test_symbols_SOURCES = tests/unit/test-symbols.c
 tests_unit_test_symbols_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 tests_unit_test_symbols_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
@@ -50,5 +52,8 @@ tests_unit_test_report_neighbours_SOURCES = tests/unit/test-report-neighbours.c
 tests_unit_test_report_neighbours_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_neighbours_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
 	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) -lm $(UNIT_LIBS)
+tests_unit_test_archive_SOURCES = tests/unit/test-archive.c
+tests_unit_test_archive_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS) $(LIBARCHIVE_CFLAGS)
+tests_unit_test_archive_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 endif
 EXTRA_DIST += tests/unit/check-neighbours-json.py
