@@ -46,6 +46,8 @@
 #define MANIFEST_MAX (16u << 20)
 /* Deeper trees than this are not a session's. */
 #define WALK_MAX_DEPTH 64
+/* Bytes copied at a time. */
+#define COPY_BUF (1u << 16)
 /* Notes kept for the user; the rest are counted. */
 #define NOTES_MAX 20
 
@@ -193,6 +195,7 @@ struct packer {
 	size_t nitems, capitems;
 	struct strmap seen; /* members already listed */
 	struct dp_strbuf manifest;
+	char *buf; /* COPY_BUF bytes */
 	uint64_t total;
 	char *err;
 	size_t errlen;
@@ -279,7 +282,6 @@ static int walk(struct packer *pk, int dfd, char *rel, size_t rlen, int depth)
 	while ((errno = 0, de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		/* A session being archived again from an unpacked one keeps its archive/. */
 		if (dp_ensure(names, cap, n + 1) < 0 || !(names[n] = strdup(de->d_name))) {
 			ret = -ENOMEM;
 			break;
@@ -535,7 +537,8 @@ static int put_entry(struct packer *pk, struct archive *a, const char *member, b
 	archive_entry_set_size(e, dir ? 0 : st->st_size);
 	/* The report compares a binary without a build-id by its mtime. */
 	archive_entry_set_mtime(e, st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
-	if (archive_write_header(a, e) != ARCHIVE_OK) {
+	/* ARCHIVE_WARN: a name that is not text in the locale, kept as bytes (pax hdrcharset). */
+	if (archive_write_header(a, e) < ARCHIVE_WARN) {
 		dp_errbuf__set(pk->err, pk->errlen, "%s: %s", member,
 			       arc_err(a, ebuf, sizeof(ebuf)));
 		ret = -EIO;
@@ -547,11 +550,11 @@ static int put_entry(struct packer *pk, struct archive *a, const char *member, b
 static int put_data(struct packer *pk, struct archive *a, const char *member, int fd, uint64_t size)
 {
 	char ebuf[256];
-	static char buf[1 << 16];
+	char *buf = pk->buf;
 	uint64_t left = size;
 
 	while (left) {
-		ssize_t n = dp_read_in_full(fd, buf, left < sizeof(buf) ? left : sizeof(buf));
+		ssize_t n = dp_read_in_full(fd, buf, left < COPY_BUF ? left : COPY_BUF);
 
 		if (n < 0) {
 			dp_errbuf__set(pk->err, pk->errlen, "reading %s: %s", member,
@@ -632,7 +635,7 @@ static int put_manifest(struct packer *pk, struct archive *a)
 	archive_entry_set_filetype(e, AE_IFREG);
 	archive_entry_set_perm(e, 0600);
 	archive_entry_set_size(e, (la_int64_t)len);
-	if (archive_write_header(a, e) != ARCHIVE_OK ||
+	if (archive_write_header(a, e) < ARCHIVE_WARN ||
 	    archive_write_data(a, text, len) != (la_ssize_t)len) {
 		dp_errbuf__set(pk->err, pk->errlen, "%s: %s", DP_ARCHIVE_MANIFEST,
 			       arc_err(a, ebuf, sizeof(ebuf)));
@@ -716,7 +719,8 @@ int archive__create(const struct archive_opts *o, struct archive_stats *st, char
 		}
 	}
 	rel = malloc(PATH_MAX);
-	if (!rel) {
+	pk.buf = malloc(COPY_BUF);
+	if (!rel || !pk.buf) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -786,6 +790,7 @@ out:
 		close(fd);
 	free(tmp);
 	free(rel);
+	free(pk.buf);
 	for (size_t i = 0; i < pk.nitems; i++) {
 		free(pk.items[i].member);
 		free(pk.items[i].host_path);
@@ -806,11 +811,10 @@ static int refuse(char *err, size_t errlen, const char *file, const char *member
 	return -EINVAL;
 }
 
-static int extract_file(struct archive *a, struct archive_entry *e, int dirfd, const char *name,
-			uint64_t size, const char *file, char *err, size_t errlen)
+static int extract_file(struct archive *a, struct archive_entry *e, char *buf, int dirfd,
+			const char *name, uint64_t size, const char *file, char *err, size_t errlen)
 {
 	char ebuf[256];
-	static char buf[1 << 16];
 	struct timespec ts[2];
 	uint64_t got = 0;
 	int fd, ret = 0;
@@ -823,7 +827,7 @@ static int extract_file(struct archive *a, struct archive_entry *e, int dirfd, c
 		return fd == -ELOOP || fd == -EXDEV || fd == -ENOTDIR ? -EINVAL : fd;
 	}
 	for (;;) {
-		la_ssize_t n = archive_read_data(a, buf, sizeof(buf));
+		la_ssize_t n = archive_read_data(a, buf, COPY_BUF);
 
 		if (n == 0)
 			break;
@@ -889,25 +893,31 @@ int archive__extract(const char *file, const char *dir, const struct archive_lim
 	struct archive *a;
 	uint64_t total = 0, members = 0;
 	struct stat fst;
-	char *name;
+	char *name, *buf;
 	int dirfd, afd = -1, ret = 0, r;
 
 	if (!lim)
 		lim = &defaults;
 	name = malloc(PATH_MAX);
-	if (!name)
+	buf = malloc(COPY_BUF);
+	if (!name || !buf) {
+		free(name);
+		free(buf);
 		return -ENOMEM;
+	}
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
 		ret = -errno;
 		dp_errbuf__set(err, errlen, "%s: %s", dir, strerror(-ret));
 		free(name);
+		free(buf);
 		return ret;
 	}
 	a = archive_read_new();
 	if (!a) {
 		close(dirfd);
 		free(name);
+		free(buf);
 		return -ENOMEM;
 	}
 	archive_read_support_filter_zstd(a);
@@ -997,7 +1007,7 @@ int archive__extract(const char *file, const char *dir, const struct archive_lim
 			ret = -EINVAL;
 			break;
 		}
-		ret = extract_file(a, e, dirfd, name, (uint64_t)size, file, err, errlen);
+		ret = extract_file(a, e, buf, dirfd, name, (uint64_t)size, file, err, errlen);
 		if (ret)
 			break;
 		dp_progress__update(p, (uint64_t)archive_filter_bytes(a, -1));
@@ -1015,6 +1025,7 @@ out:
 		close(afd);
 	close(dirfd);
 	free(name);
+	free(buf);
 	return ret;
 }
 
