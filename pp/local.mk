@@ -56,4 +56,4 @@ tests_unit_test_archive_SOURCES = tests/unit/test-archive.c
 tests_unit_test_archive_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS) $(LIBARCHIVE_CFLAGS)
 tests_unit_test_archive_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 endif
-EXTRA_DIST += tests/unit/check-neighbours-json.py
+EXTRA_DIST += tests/unit/check-neighbours-json.py doc/archive.md
