@@ -11,5 +11,6 @@ int record_cli(int argc, char **argv, bool daemon_mode);
 int cmd_report(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_list_events(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 
 #endif

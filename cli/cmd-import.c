@@ -82,7 +82,7 @@ struct session_sink {
 	struct daemon *d;
 	size_t since_flush;
 	int err; /* first error, -errno */
-	/* The progress line of a perf.data import (silent when prog.f is NULL). */
+	/* The progress line of a perf.data import (silent unless prog.on). */
 	struct dp_progress prog;
 	const struct import_stats *st;
 	struct rounds rounds;
@@ -114,7 +114,7 @@ static int session_sink_fn(const uint64_t *w, size_t n, void *arg)
 	struct session_sink *s = arg;
 	int ret = session_feed(s, w, n);
 
-	if (s->prog.f && s->st && s->st->rounds && s->st->rounds <= s->rounds.n)
+	if (s->prog.on && s->st && s->st->rounds && s->st->rounds <= s->rounds.n)
 		dp_progress__update(&s->prog, s->rounds.end[s->st->rounds - 1]);
 
 	if (ret < 0 && !s->err)
@@ -187,9 +187,10 @@ static int import_mapped(const char *path, int fd, struct session_sink *s,
 		return ret;
 	}
 	/* Progress only on a terminal: the scan costs nothing to anyone else. */
-	dp_progress__init(&s->prog, stderr, "domprof import", (uint64_t)sb.st_size);
-	if (s->prog.f && rounds__scan(map, (size_t)sb.st_size, &s->rounds) < 0)
-		s->prog.f = NULL;
+	dp_progress__start(&s->prog, STDERR_FILENO, "domprof import", DP_PROGRESS_BYTES,
+			   (uint64_t)sb.st_size);
+	if (s->prog.on && rounds__scan(map, (size_t)sb.st_size, &s->rounds) < 0)
+		s->prog.on = false;
 	s->st = st;
 	ret = import__perf_data(map, (size_t)sb.st_size, opts, session_sink_fn, s, st, err,
 				sizeof(err));
@@ -197,7 +198,7 @@ static int import_mapped(const char *path, int fd, struct session_sink *s,
 		dp_errbuf__set(errbuf, errlen, "%s: %s", path, err);
 	else
 		dp_progress__update(&s->prog, (uint64_t)sb.st_size);
-	dp_progress__done(&s->prog);
+	dp_progress__end(&s->prog);
 	s->st = NULL;
 	free(s->rounds.end);
 	s->rounds = (struct rounds){0};

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "domprof/archive.h"
+#include "domprof/progress.h"
 #include "domprof/report.h"
 #include "domprof/session.h"
 
@@ -26,11 +28,15 @@ static void report_usage(FILE *f)
 		"       domprof report --neighbours [--session-dir DIR] [--domain NAME]\n"
 		"                      [--from S] [--to S] [--format text|csv|json]\n"
 		"       domprof report --diff BASE [--session-dir DIR] [--symbols]\n"
-		"                      [--domain NAME] [--event NAME] [--format text|csv|json]\n\n"
+		"                      [--domain NAME] [--event NAME] [--format text|csv|json]\n"
+		"       domprof report --archive FILE [OPTIONS]\n\n"
 		"Print where the samples of a session went: first a table per domain (guest\n"
 		"kernel, guest user, VMM overhead, vCPU wait), then per domain, mode and image,\n"
 		"and with --symbols per symbol.\n\n"
 		"  --session-dir DIR   the session to read (default ./%s)\n"
+		"  --archive FILE      the session in FILE, made by `domprof archive`, with\n"
+		"                      the binaries it holds (unpacked into a temporary\n"
+		"                      directory that is removed afterwards)\n"
 		"  -l, --symbols       one row per symbol (kernel symbols from the session's\n"
 		"                      meta/kallsyms, user symbols from the binaries on disk\n"
 		"                      and their separate debuginfo); in CSV and JSON each row\n"
@@ -222,10 +228,72 @@ static int report_diff(const struct report_opts *opts, const char *base, enum re
 }
 
 /*
- * Write r to path through path.tmp, renamed into place once whole: a
- * failure leaves no file that looks complete. Frees r; returns the exit
- * status.
+ * The report, the neighbour view or the diff of opts->session_dir, once the
+ * options are parsed; returns the exit status.
  */
+static int report_run(struct report_opts *opts, struct neighbours_opts *nopts,
+		      enum report_format fmt, bool neighbours, bool other, const char *diff_base,
+		      struct out *out)
+{
+	struct report *r = NULL;
+	char err[1024] = "";
+	int ret;
+
+	if (diff_base)
+		return report_diff(opts, diff_base, fmt,
+				   neighbours || opts->callgraph || opts->no_prefix ||
+					   opts->table != REPORT_TABLE_ALL || nopts->has_from ||
+					   nopts->has_to || opts->by != REPORT_BY_IMAGE,
+				   out);
+	if (neighbours)
+		return report_neighbours(opts, nopts, fmt, other || opts->table != REPORT_TABLE_ALL,
+					 out);
+	if (nopts->has_from || nopts->has_to) {
+		fprintf(stderr, "domprof report: --from and --to are for --neighbours\n");
+		return 2;
+	}
+	/* Folded output is of call stacks: reading them is implied. */
+	opts->folded = fmt == REPORT_FOLDED;
+	if (opts->no_prefix && !opts->folded) {
+		fprintf(stderr, "domprof report: --no-prefix is for --format folded\n");
+		return 2;
+	}
+	/* The page has every table, its flame graphs the symbols' (or the stacks'). */
+	opts->html = fmt == REPORT_HTML;
+	if (opts->html && (opts->callgraph || opts->table != REPORT_TABLE_ALL)) {
+		fprintf(stderr, "domprof report: --format html takes neither --callgraph nor "
+				"--table\n");
+		return 2;
+	}
+	if (fmt == REPORT_PPROF) {
+#ifndef HAVE_PPROF
+		fprintf(stderr, "domprof report: --format pprof: domprof was built without "
+				"protobuf-c (or zlib or protoc-c)\n");
+		return 1;
+#endif
+		/* A binary profile on a terminal helps no one. */
+		if (!out->path && isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "domprof report: --format pprof writes a binary file: "
+					"give -o FILE or redirect stdout\n");
+			return 2;
+		}
+		/* Locations are named by their functions. */
+		opts->symbols = true;
+	}
+	ret = report__load(opts, &r, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "domprof report: %s\n", *err ? err : strerror(-ret));
+		return 1;
+	}
+	ret = out__open(out);
+	if (!ret)
+		ret = report__write(r, fmt, out->f);
+	report__free(r);
+	if (ret && out->f)
+		fprintf(stderr, "domprof report: writing the report: %s\n", strerror(-ret));
+	return out__close(out, !ret);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	enum {
@@ -243,6 +311,7 @@ int cmd_report(int argc, char **argv)
 		OPT_NO_DEMANGLE,
 		OPT_BY,
 		OPT_OUTPUT = 'o',
+		OPT_ARCHIVE,
 	};
 	static const struct option longopts[] = {
 		{"session-dir", required_argument, NULL, OPT_SESSION_DIR},
@@ -261,17 +330,17 @@ int cmd_report(int argc, char **argv)
 		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 		{"by", required_argument, NULL, OPT_BY},
 		{"output", required_argument, NULL, OPT_OUTPUT},
+		{"archive", required_argument, NULL, OPT_ARCHIVE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct report_opts opts = {.session_dir = DP_SESSION_DEFAULT_DIR};
 	enum report_format fmt = REPORT_TEXT;
 	struct neighbours_opts nopts = {0};
-	bool neighbours = false, other = false;
-	const char *diff_base = NULL;
-	struct report *r = NULL;
+	bool neighbours = false, other = false, session_given = false;
+	const char *diff_base = NULL, *archive = NULL;
+	char *tmpdir = NULL, label[4096];
 	struct out out = {0};
-	char err[1024] = "";
 	int c, ret;
 
 	optind = 1;
@@ -279,6 +348,10 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case OPT_SESSION_DIR:
 			opts.session_dir = optarg;
+			session_given = true;
+			break;
+		case OPT_ARCHIVE:
+			archive = optarg;
 			break;
 		case 'l':
 			opts.symbols = true;
@@ -363,57 +436,32 @@ int cmd_report(int argc, char **argv)
 		report_usage(stderr);
 		return 2;
 	}
-	if (diff_base)
-		return report_diff(&opts, diff_base, fmt,
-				   neighbours || opts.callgraph || opts.no_prefix ||
-					   opts.table != REPORT_TABLE_ALL || nopts.has_from ||
-					   nopts.has_to || opts.by != REPORT_BY_IMAGE,
-				   &out);
-	if (neighbours)
-		return report_neighbours(&opts, &nopts, fmt,
-					 other || opts.table != REPORT_TABLE_ALL, &out);
-	if (nopts.has_from || nopts.has_to) {
-		fprintf(stderr, "domprof report: --from and --to are for --neighbours\n");
+	if (archive && session_given) {
+		fprintf(stderr, "domprof report: --archive and --session-dir: choose one\n");
 		return 2;
 	}
-	/* Folded output is of call stacks: reading them is implied. */
-	opts.folded = fmt == REPORT_FOLDED;
-	if (opts.no_prefix && !opts.folded) {
-		fprintf(stderr, "domprof report: --no-prefix is for --format folded\n");
-		return 2;
-	}
-	/* The page has every table, its flame graphs the symbols' (or the stacks'). */
-	opts.html = fmt == REPORT_HTML;
-	if (opts.html && (opts.callgraph || opts.table != REPORT_TABLE_ALL)) {
-		fprintf(stderr, "domprof report: --format html takes neither --callgraph nor "
-				"--table\n");
-		return 2;
-	}
-	if (fmt == REPORT_PPROF) {
-#ifndef HAVE_PPROF
-		fprintf(stderr, "domprof report: --format pprof: domprof was built without "
-				"protobuf-c (or zlib or protoc-c)\n");
-		return 1;
-#endif
-		/* A binary profile on a terminal helps no one. */
-		if (!out.path && isatty(STDOUT_FILENO)) {
-			fprintf(stderr, "domprof report: --format pprof writes a binary file: "
-					"give -o FILE or redirect stdout\n");
-			return 2;
+	if (archive) {
+		struct dp_progress progress;
+		char err[1024] = "";
+
+		if (!archive__available()) {
+			fprintf(stderr, "domprof report: --archive: domprof was built without "
+					"libarchive (Debian: libarchive-dev)\n");
+			return 1;
 		}
-		/* Locations are named by their functions. */
-		opts.symbols = true;
+		ret = archive__unpack_temp(archive, &progress, &tmpdir, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "domprof report: %s\n", *err ? err : strerror(-ret));
+			return 1;
+		}
+		opts.session_dir = tmpdir;
 	}
-	ret = report__load(&opts, &r, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "domprof report: %s\n", *err ? err : strerror(-ret));
-		return 1;
-	}
-	ret = out__open(&out);
-	if (!ret)
-		ret = report__write(r, fmt, out.f);
-	report__free(r);
-	if (ret && out.f)
-		fprintf(stderr, "domprof report: writing the report: %s\n", strerror(-ret));
-	return out__close(&out, !ret);
+	/* An archived session is named as the session it was made from, wherever it is unpacked. */
+	if (!archive__session_name(opts.session_dir, label, sizeof(label)))
+		opts.session_label = label;
+	ret = report_run(&opts, &nopts, fmt, neighbours, other, diff_base, &out);
+	if (tmpdir && archive__remove_dir(tmpdir))
+		fprintf(stderr, "domprof report: cannot remove %s\n", tmpdir);
+	free(tmpdir);
+	return ret;
 }

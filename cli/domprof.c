@@ -14,6 +14,7 @@ static const struct subcommand {
 	{"report", cmd_report, "print a session's profile per domain, image and symbol"},
 	{"import", cmd_import, "turn a perf.data made by `perf record` into a session"},
 	{"list-events", cmd_list_events, "list the events this machine can sample"},
+	{"archive", cmd_archive, "pack a session and the binaries its reports need"},
 };
 
 static void usage(FILE *f)

@@ -21,8 +21,11 @@ pp_libdppp_a_SOURCES = \
 	pp/neighbours.h \
 	pp/neighbours.c \
 	pp/diff.h \
-	pp/diff.c
-pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
+	pp/diff.c \
+	pp/archive.h \
+	pp/archive-image.c \
+	pp/archive.c
+pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS) $(LIBARCHIVE_CFLAGS)
 # The HTML report's script and style sheet, embedded as C arrays.
 nodist_pp_libdppp_a_SOURCES = pp/html/assets.c
 HTML_ASSETS = pp/html/report.js pp/html/report.css
@@ -47,13 +50,15 @@ proto/%.pb-c.c proto/%.pb-c.h: $(top_srcdir)/proto/%.proto
 	$(AM_V_GEN)$(MKDIR_P) proto && \
 		$(PROTOC_C) --c_out=proto --proto_path=$(top_srcdir)/proto $<
 endif
-PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(PPROF_LIBS) -lm
+PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(PPROF_LIBS) $(LIBARCHIVE_LIBS) -lm
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \
-	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours
+	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours \
+	tests/unit/test-archive
 TESTS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \
-	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours
+	tests/unit/test-report-guest tests/unit/test-report-callgraph tests/unit/test-report-neighbours \
+	tests/unit/test-archive
 check_PROGRAMS += tests/unit/test-report-html
 TESTS += tests/unit/test-report-html
 tests_unit_test_report_html_SOURCES = tests/unit/test-report-html.c
@@ -81,9 +86,12 @@ tests_unit_test_report_stream_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon/lib
 tests_unit_test_report_neighbours_SOURCES = tests/unit/test-report-neighbours.c
 tests_unit_test_report_neighbours_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_neighbours_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon/libdpdaemon.a lib/libdpcore.a \
-	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(PPROF_LIBS) -lm $(UNIT_LIBS)
+	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(PPROF_LIBS) $(LIBARCHIVE_LIBS) -lm $(UNIT_LIBS)
+tests_unit_test_archive_SOURCES = tests/unit/test-archive.c
+tests_unit_test_archive_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS) $(LIBARCHIVE_CFLAGS)
+tests_unit_test_archive_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 endif
-EXTRA_DIST += tests/unit/check-neighbours-json.py
+EXTRA_DIST += tests/unit/check-neighbours-json.py doc/archive.md
 if HAVE_CMOCKA
 if HAVE_PPROF
 check_PROGRAMS += tests/unit/test-report-pprof

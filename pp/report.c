@@ -21,6 +21,7 @@
 #include "domprof/session.h"
 #include "domprof/stackfile.h"
 #include "domprof/words.h"
+#include "pp/archive.h"
 #include "pp/callgraph.h"
 #include "pp/symbols.h"
 #include "report-model.h"
@@ -162,12 +163,20 @@ static struct elfsym *elf__get(struct report *r, const struct pp_image *im)
 	};
 	struct elfsym *e = NULL;
 	size_t idx;
-	int ret;
+	int ret, fd, dfd;
 
 	idx = strmap__get(&r->elf_index, im->name);
 	if (idx != SIZE_MAX)
 		return r->elfs[idx].e;
-	ret = elfsym__open(im->name, &o, &e);
+	/* An archived session's copy (and its debuginfo) is the binary; never the host's file. */
+	ret = archive__open_image(r->s->dirfd, im->name, im->build_id, &fd, &dfd);
+	if (ret == -EOPNOTSUPP) {
+		ret = elfsym__open(im->name, &o, &e);
+	} else if (!ret) {
+		ret = elfsym__open_fd(fd, im->name, dfd, &o, &e);
+		if (dfd >= 0)
+			close(dfd);
+	}
 	if (ret == -ENOENT)
 		pp_session__note(r->s, "%s: not found", im->name);
 	else if (ret == -ENOEXEC)
@@ -855,6 +864,14 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 	ret = pp_session__read(opts->session_dir, &f, &r->s, err, errlen);
 	if (ret)
 		goto err_free;
+	if (opts->session_label) {
+		free(r->s->path);
+		r->s->path = strdup(opts->session_label);
+		if (!r->s->path) {
+			ret = -ENOMEM;
+			goto err_free;
+		}
+	}
 	if (r->table == REPORT_TABLE_DOMAINS)
 		r->by = REPORT_BY_IMAGE;
 	if (r->by != REPORT_BY_IMAGE) {

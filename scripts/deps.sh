@@ -14,6 +14,8 @@ PACKAGES=(
 	clang libclang-rt-14-dev clang-format
 	python3
 	util-linux procps
+	# domprof archive, report --archive (optional)
+	libarchive-dev
 	# domains: libvirt, QEMU and the test guest (tests/guest/)
 	libvirt-dev libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 	qemu-system-x86 busybox-static cpio xz-utils

@@ -1,39 +1,56 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * A progress line for long commands (import, archive, report): "LABEL: DONE
- * / TOTAL (P %)" rewritten in place on a terminal, at most ten times a
- * second, and nothing at all when the stream is not a terminal, so that
- * logs and pipes stay clean. The one part of lib/ that prints: it is given
- * its stream by a main().
+ * Progress of a long job (an archive, an import, a report) as one line on
+ * a terminal, rewritten in place at most a few times a second and cleared
+ * at the end. Nothing at all is written when the descriptor is not a
+ * terminal, so logs and pipes stay clean: the one place in lib/ that
+ * prints, and only where a person is watching.
  */
 #ifndef DOMPROF_PROGRESS_H
 #define DOMPROF_PROGRESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
-/* The least time between two lines. */
-#define DP_PROGRESS_INTERVAL_NS 100000000ull
-
-struct dp_progress {
-	FILE *f; /* NULL: silent */
-	const char *label;
-	uint64_t total, done; /* bytes */
-	uint64_t last_ns;     /* when the last line was written (init: when it started) */
-	bool shown;
+enum dp_progress_unit {
+	DP_PROGRESS_COUNT, /* things: "1234 of 5678" */
+	DP_PROGRESS_BYTES, /* sizes: "12.3 MiB of 45.6 MiB" */
 };
 
+struct dp_progress {
+	int fd;	    /* where the line goes; -1: nowhere */
+	bool on;    /* fd is a terminal */
+	bool shown; /* a line is on the terminal and needs clearing */
+	const char *what;
+	enum dp_progress_unit unit;
+	uint64_t total; /* 0: unknown */
+	uint64_t done;
+	uint64_t next_ns; /* no redraw before this time */
+};
+
+/* Redraws at most this often. */
+#define DP_PROGRESS_INTERVAL_NS 100000000ull
+
 /*
- * Start a progress of total bytes on f (NULL: silent), shown only when f is
- * a terminal; label is kept, not copied.
+ * Start a progress line on fd (usually 2) for what (kept by reference);
+ * total 0 when unknown. Silent unless isatty(fd).
  */
-void dp_progress__init(struct dp_progress *p, FILE *f, const char *label, uint64_t total);
-/* done of the total bytes: a new line when the last one is 100 ms old. */
+void dp_progress__start(struct dp_progress *p, int fd, const char *what, enum dp_progress_unit unit,
+			uint64_t total);
+/* done so far (absolute); redraws when the interval passed. NULL is fine. */
 void dp_progress__update(struct dp_progress *p, uint64_t done);
-/* The last line, at what was done, and a newline; then silent. */
-void dp_progress__done(struct dp_progress *p);
-/* The line for done of total into buf: "LABEL: 1.5 MiB / 3.0 MiB (50 %)". */
-void dp_progress__format(const char *label, uint64_t done, uint64_t total, char *buf, size_t len);
+/* Add n to done. NULL is fine. */
+void dp_progress__add(struct dp_progress *p, uint64_t n);
+/* Clear the line. NULL is fine; so is calling it twice. */
+void dp_progress__end(struct dp_progress *p);
+
+/*
+ * The line's text (without the leading "\r" and the clearing): "WHAT: DONE
+ * of TOTAL (P %)" or "WHAT: DONE" when the total is unknown, cut to cap - 1
+ * bytes. Returns its length.
+ */
+size_t dp_progress__format(char *buf, size_t cap, const char *what, enum dp_progress_unit unit,
+			   uint64_t done, uint64_t total);
 
 #endif

@@ -48,6 +48,8 @@ struct report_opts {
 	enum report_by by;
 	/* For --format html: the symbol rows, and the folded stacks when the session has stacks. */
 	bool html;
+	/* The session's name in the report instead of session_dir (an archive's original). */
+	const char *session_label;
 };
 
 struct report;

@@ -21,21 +21,6 @@
 
 #include "domprof/progress.h"
 
-static void test_format(void **state)
-{
-	char buf[128];
-
-	(void)state;
-	dp_progress__format("import", 512, 1000, buf, sizeof(buf));
-	assert_string_equal(buf, "import: 512 B / 1000 B (51 %)");
-	dp_progress__format("import", 3 << 20, 6 << 20, buf, sizeof(buf));
-	assert_string_equal(buf, "import: 3.0 MiB / 6.0 MiB (50 %)");
-	dp_progress__format("x", 5ull << 30, 4ull << 30, buf, sizeof(buf));
-	assert_string_equal(buf, "x: 4.0 GiB / 4.0 GiB (100 %)");
-	dp_progress__format("x", 0, 0, buf, sizeof(buf));
-	assert_string_equal(buf, "x: 0 B / 0 B (100 %)");
-}
-
 static void test_silent_when_not_a_tty(void **state)
 {
 	struct dp_progress p;
@@ -43,15 +28,15 @@ static void test_silent_when_not_a_tty(void **state)
 
 	(void)state;
 	assert_non_null(f);
-	dp_progress__init(&p, f, "import", 100);
-	assert_null(p.f);
+	dp_progress__start(&p, fileno(f), "import", DP_PROGRESS_BYTES, 100);
+	assert_false(p.on);
 	dp_progress__update(&p, 50);
-	dp_progress__done(&p);
+	dp_progress__end(&p);
 	assert_int_equal(ftell(f), 0);
 	fclose(f);
-	dp_progress__init(&p, NULL, "import", 100);
+	dp_progress__start(&p, -1, "import", DP_PROGRESS_BYTES, 100);
 	dp_progress__update(&p, 50);
-	dp_progress__done(&p);
+	dp_progress__end(&p);
 }
 
 static void sleep_ms(long ms)
@@ -105,25 +90,26 @@ static void test_tty_rate_limited(void **state)
 	f = fdopen(slave, "w");
 	assert_non_null(f);
 
-	dp_progress__init(&p, f, "import", 1000);
-	assert_ptr_equal(p.f, f);
-	/* Within the first interval: nothing yet. */
+	dp_progress__start(&p, slave, "import", DP_PROGRESS_BYTES, 1000);
+	assert_true(p.on);
+	drain(master, out, sizeof(out));
+	assert_string_equal(out, "\rimport: 0 B of 1000 B (0 %)\033[K");
+	/* Within the first interval: nothing more. */
 	dp_progress__update(&p, 100);
 	assert_int_equal(drain(master, out, sizeof(out)), 0);
 	sleep_ms(120);
 	dp_progress__update(&p, 500);
 	dp_progress__update(&p, 600); /* too soon after the last line */
 	drain(master, out, sizeof(out));
-	assert_string_equal(out, "\rimport: 500 B / 1000 B (50 %)\033[K");
+	assert_string_equal(out, "\rimport: 500 B of 1000 B (50 %)\033[K");
 	dp_progress__update(&p, 1000);
-	dp_progress__done(&p);
+	dp_progress__end(&p);
 	drain(master, out, sizeof(out));
-	/* The terminal turns the newline into CR LF. */
-	assert_int_equal(count(out, "import: "), 1);
-	assert_non_null(strstr(out, "\rimport: 1000 B / 1000 B (100 %)\033[K\r\n"));
-	/* Done is done. */
-	dp_progress__update(&p, 1000);
-	dp_progress__done(&p);
+	/* The end clears the line, and the terminal is left as it was. */
+	assert_int_equal(count(out, "import: "), 0);
+	assert_string_equal(out, "\r\033[K");
+	/* Ended is ended. */
+	dp_progress__end(&p);
 	assert_int_equal(drain(master, out, sizeof(out)), 0);
 	fclose(f);
 	close(master);
@@ -132,7 +118,6 @@ static void test_tty_rate_limited(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_silent_when_not_a_tty),
 		cmocka_unit_test(test_tty_rate_limited),
 	};
