@@ -16,7 +16,8 @@ pp_libdppp_a_SOURCES = \
 	pp/callgraph.c \
 	pp/neighbours.h \
 	pp/neighbours.c
-pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS)
+pp_libdppp_a_SOURCES += pp/annotate.h pp/annotate.c
+pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS) $(CAPSTONE_CFLAGS)
 PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) -lm
 
 if HAVE_CMOCKA

@@ -8,6 +8,7 @@ PACKAGES=(
 	build-essential autoconf automake libtool pkg-config
 	libelf-dev libdw-dev libpfm4-dev libzstd-dev zstd
 	libcmocka-dev
+	libcapstone-dev
 	linux-perf binutils
 	clang libclang-rt-14-dev clang-format
 	python3
