@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #ifdef HAVE_CAPSTONE
 #include <capstone/capstone.h>
@@ -236,6 +238,7 @@ static int func__add(struct annotate *a, struct pp_image *im, struct elfsym *elf
 		.samples = total,
 		.image_samples = im->totals[a->ev],
 		.guest = !strncmp(im->mode, "guest", 5),
+		.decl_src = SIZE_MAX,
 	};
 	f->symbol = strdup(k[0].name);
 	f->keys = calloc(n, sizeof(*f->keys));
@@ -258,7 +261,7 @@ static int func__add(struct annotate *a, struct pp_image *im, struct elfsym *elf
  * changed after recording is not used: its code is not the recorded one.
  * *usable says whether the image's symbols could be looked at.
  */
-static int scan_image(struct annotate *a, struct pp_image *im, bool *usable)
+static int scan_image(struct annotate *a, struct pp_image *im, bool *usable, bool *changed)
 {
 	struct resolver res;
 	struct ann_key *k = NULL;
@@ -267,7 +270,8 @@ static int scan_image(struct annotate *a, struct pp_image *im, bool *usable)
 
 	*usable = false;
 	resolver__init(a->r, im, &res);
-	if (res.elf && elfsym__changed(res.elf))
+	*changed = res.elf && elfsym__changed(res.elf);
+	if (*changed)
 		return 0;
 	if (!res.elf && !(res.ks && res.have_kstart))
 		return 0;
@@ -359,7 +363,8 @@ static int find_target(struct annotate *a, char *err, size_t errlen)
 	for (size_t i = 0; i < s->nimages && !ret; i++) {
 		struct pp_image *im = s->images[i];
 		size_t n0 = s->nnotes, f0 = a->nfuncs;
-		bool usable;
+		bool usable, changed;
+		char *reason = NULL;
 
 		if (!im->totals[a->ev])
 			continue;
@@ -369,20 +374,31 @@ static int find_target(struct annotate *a, char *err, size_t errlen)
 				      im->kind != DP_IMAGE_MODULE)
 			continue;
 		a->nimages++;
-		ret = scan_image(a, im, &usable);
+		ret = scan_image(a, im, &usable, &changed);
 		if (ret)
 			break;
 		/* What kept a binary from being read matters where the target may be. */
-		if (!usable || a->nfuncs > f0 || a->mode == ANN_IMAGE)
+		if (usable && (a->nfuncs > f0 || a->mode == ANN_IMAGE))
 			ret = image__keep_notes(a, n0, &kept);
-		if (!usable && im->kind == DP_IMAGE_FILE) {
-			if (unusable++ < 3)
-				dp_strbuf__addf(&why, "%s%s", unusable > 1 ? ", " : "", im->name);
-			if (a->mode == ANN_IMAGE && !ret)
-				ret = ann__note(a, "%s: not annotated (%s)", im->name,
-						s->nnotes > n0 ? s->notes[n0]
-							       : "the binary cannot be read");
+		if (usable || im->kind != DP_IMAGE_FILE || ret)
+			continue;
+		/* A binary opened once says why only the first time: say it again. */
+		if (changed)
+			ret = asprintf(&reason, "binary changed after recording: %s (not used)",
+				       im->name);
+		else if (s->nnotes > n0)
+			ret = asprintf(&reason, "%s", s->notes[n0]);
+		else
+			ret = asprintf(&reason, "%s: cannot be read", im->name);
+		if (ret < 0) {
+			ret = -ENOMEM;
+			break;
 		}
+		if (unusable++ < 3)
+			dp_strbuf__addf(&why, "%s%s", unusable > 1 ? "; " : "", reason);
+		ret = kept++ < ANN_IMAGE_NOTES ? ann__add_note(a, reason) : 0;
+		if (kept > ANN_IMAGE_NOTES)
+			free(reason);
 	}
 	if (!ret && kept > ANN_IMAGE_NOTES)
 		ret = ann__note(a, "and %zu more notes about binaries", kept - ANN_IMAGE_NOTES);
@@ -390,20 +406,22 @@ static int find_target(struct annotate *a, char *err, size_t errlen)
 		dp_errbuf__set(err, errlen, "%s: %s", s->path, strerror(-ret));
 		goto out;
 	}
-	if (a->mode == ANN_IMAGE && !a->nfuncs) {
-		dp_errbuf__set(
-			err, errlen, "%s: %s", a->target,
-			unusable ? "its binary cannot be read (see the notes): nothing to "
-				   "annotate"
-				 : "no symbol has 1 % of its samples (stripped, no debuginfo?)");
-		ret = unusable ? -ENODATA : -ESRCH;
+	if (a->mode == ANN_IMAGE && !a->nfuncs && unusable) {
+		dp_errbuf__set(err, errlen, "%s: nothing to annotate (%s)", a->target,
+			       dp_strbuf__str(&why));
+		ret = -ENODATA;
+	} else if (a->mode == ANN_IMAGE && !a->nfuncs) {
+		dp_errbuf__set(err, errlen,
+			       "%s: no symbol has 1 %% of its samples (stripped, no debuginfo?)",
+			       a->target);
+		ret = -ENODATA;
 	} else if (!a->nfuncs) {
 		dp_errbuf__set(
 			err, errlen,
 			"no symbol or image named '%s' has samples of %s in the selection%s%s%s",
-			a->target, s->events[a->ev].name,
-			unusable ? " (binaries that could not be read: " : "", dp_strbuf__str(&why),
-			unusable > 3 ? ", ...)"
+			a->target, s->events[a->ev].name, unusable ? " (binaries not read: " : "",
+			dp_strbuf__str(&why),
+			unusable > 3 ? "; ...)"
 			: unusable   ? ")"
 				     : "");
 		ret = -ESRCH;
@@ -459,6 +477,39 @@ static int line_of(struct annotate *a, Dwfl_Module *mod, uint64_t addr, bool gue
 		return -ENOMEM;
 	*lineno = (unsigned)n;
 	return 0;
+}
+
+/*
+ * Where the function is declared (its DW_AT_decl_file and _line), so that the
+ * source window starts at its name, not at its first line with code.
+ */
+static int func__decl(struct annotate *a, struct ann_func *f, Dwfl_Module *mod, uint64_t bias)
+{
+	Dwarf_Addr cubias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, f->vaddr + bias, &cubias), *scopes = NULL;
+	int n, ret = 0;
+
+	f->decl_src = SIZE_MAX;
+	if (!cu)
+		return 0;
+	n = dwarf_getscopes(cu, f->vaddr + bias - cubias, &scopes);
+	for (int i = 0; i < n; i++) {
+		const char *file;
+		int line = 0;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+			continue;
+		file = dwarf_decl_file(&scopes[i]);
+		if (file && file[0] == '/' && !dwarf_decl_line(&scopes[i], &line) && line > 0) {
+			f->decl_src = src__intern(a, file, f->guest);
+			f->decl_line = (unsigned)line;
+			if (f->decl_src == SIZE_MAX)
+				ret = -ENOMEM;
+		}
+		break;
+	}
+	free(scopes);
+	return ret;
 }
 
 /* Read a source file the line tables name, once; what keeps it unread is a note. */
@@ -810,6 +861,8 @@ static int func__annotate(struct annotate *a, struct ann_func *f)
 	}
 	if (!ret && mod)
 		ret = func__lines(a, f, mod, bias, vaddrs);
+	if (!ret && mod)
+		ret = func__decl(a, f, mod, bias);
 	free(vaddrs);
 	return ret;
 }
@@ -966,7 +1019,21 @@ static void text__lines(const struct annotate *a, const struct ann_func *fn, int
 			j++;
 		lo = fn->lines[i].line;
 		hi = fn->lines[j - 1].line;
+		if (fn->decl_src == fn->lines[i].src && fn->decl_line < lo &&
+		    lo - fn->decl_line < ANN_MAX_WINDOW)
+			lo = fn->decl_line;
 		window = src->found && hi - lo < ANN_MAX_WINDOW;
+		/* Without the text, lines with code but no samples say nothing. */
+		if (!window) {
+			uint64_t n = 0;
+
+			for (size_t k = i; k < j; k++)
+				n += fn->lines[k].samples;
+			if (!n) {
+				i = j;
+				continue;
+			}
+		}
 		fputc('\n', f);
 		report_text__str(f, src->path, 0);
 		fputs(src->found   ? ":\n"
@@ -977,6 +1044,10 @@ static void text__lines(const struct annotate *a, const struct ann_func *fn, int
 		for (unsigned ln = window ? lo : 0, k = (unsigned)i; window ? ln <= hi : k < j;) {
 			const struct ann_line *l = NULL;
 
+			if (!window && !fn->lines[k].samples) {
+				k++;
+				continue;
+			}
 			if (!window)
 				ln = fn->lines[k].line;
 			while (k < j && fn->lines[k].line < ln)

@@ -71,6 +71,8 @@ struct ann_func {
 	uint64_t no_line;  /* samples at code the line tables do not cover */
 	bool has_lines;	   /* the binary has line tables for this code */
 	size_t insns_size; /* bytes decoded (the extent, cut at its section's end) */
+	size_t decl_src;   /* where the function is declared (srcs[]), SIZE_MAX unknown */
+	unsigned decl_line;
 };
 
 enum ann_mode {

@@ -72,6 +72,7 @@ SHELL_TESTS = \
 	tests/t/t1400-import-perf.sh \
 	tests/t/t1410-import-perf-callgraph.sh \
 	tests/t/t1420-callgraph-record.sh \
-	tests/t/t1500-replay.sh
+	tests/t/t1500-replay.sh \
+	tests/t/t1600-annotate.sh
 TESTS += $(SHELL_TESTS)
 EXTRA_DIST += $(SHELL_TESTS)
