@@ -50,3 +50,10 @@ tests_unit_test_report_neighbours_LDADD = $(TEST_HELPER_LIB) pp/libdppp.a daemon
 	$(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) -lm $(UNIT_LIBS)
 endif
 EXTRA_DIST += tests/unit/check-neighbours-json.py
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test-annotate
+TESTS += tests/unit/test-annotate
+tests_unit_test_annotate_SOURCES = tests/unit/test-annotate.c
+tests_unit_test_annotate_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
+tests_unit_test_annotate_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(CAPSTONE_LIBS) $(UNIT_LIBS)
+endif
