@@ -360,18 +360,24 @@ static int find_target(struct annotate *a, char *err, size_t errlen)
 			break;
 		}
 	}
-	for (size_t i = 0; i < s->nimages && !ret; i++) {
+	/*
+	 * A kernel symbol has no code to show: kallsyms (megabytes) is read only
+	 * to say so when no binary has the symbol.
+	 */
+	for (size_t k = 0; k < 2 * s->nimages && !ret; k++) {
+		size_t i = k % s->nimages, pass = k / s->nimages;
 		struct pp_image *im = s->images[i];
 		size_t n0 = s->nnotes, f0 = a->nfuncs;
 		bool usable, changed;
 		char *reason = NULL;
 
+		if (pass && (a->mode == ANN_IMAGE || a->nfuncs))
+			break;
 		if (!im->totals[a->ev])
 			continue;
-		if (a->mode == ANN_IMAGE
-			    ? !image__matches(a, im)
-			    : im->kind != DP_IMAGE_FILE && im->kind != DP_IMAGE_KERNEL &&
-				      im->kind != DP_IMAGE_MODULE)
+		if (a->mode == ANN_IMAGE ? !image__matches(a, im)
+		    : pass == 0		 ? im->kind != DP_IMAGE_FILE
+				: im->kind != DP_IMAGE_KERNEL && im->kind != DP_IMAGE_MODULE)
 			continue;
 		a->nimages++;
 		ret = scan_image(a, im, &usable, &changed);
@@ -706,12 +712,17 @@ static struct ann_insn *insn__at(struct ann_func *f, uint64_t vaddr)
 	return vaddr - f->insns[lo].vaddr < f->insns[lo].size ? &f->insns[lo] : NULL;
 }
 
-static int ann_line__cmp(const void *x, const void *y)
+/* By file, the function's own (*first) before the others: it is what a reader came for. */
+static int ann_line__cmp(const void *x, const void *y, void *first)
 {
 	const struct ann_line *p = x, *q = y;
+	size_t own = *(const size_t *)first;
 
-	if (p->src != q->src)
+	if (p->src != q->src) {
+		if (p->src == own || q->src == own)
+			return p->src == own ? -1 : 1;
 		return p->src < q->src ? -1 : 1;
+	}
 	return (p->line > q->line) - (p->line < q->line);
 }
 
@@ -769,39 +780,14 @@ static int func__lines(struct annotate *a, struct ann_func *f, Dwfl_Module *mod,
 		return ret;
 	}
 	f->has_lines = n > 0;
-	/* The symbol's own file sorts first: it is what a reader came for. */
-	for (size_t i = 0; i < n && first != SIZE_MAX; i++)
-		if (v[i].src == first)
-			v[i].src = SIZE_MAX - 1;
 	if (n)
-		qsort(v, n, sizeof(*v), ann_line__cmp);
+		qsort_r(v, n, sizeof(*v), ann_line__cmp, &first);
 	for (size_t i = 0; i < n; i++) {
-		if (v[i].src == SIZE_MAX - 1)
-			v[i].src = first;
 		if (w && v[w - 1].src == v[i].src && v[w - 1].line == v[i].line) {
 			v[w - 1].samples += v[i].samples;
 			v[w - 1].code |= v[i].code;
 		} else {
 			v[w++] = v[i];
-		}
-	}
-	/* The symbol's own file was sorted last: bring it to the front. */
-	if (first != SIZE_MAX && w) {
-		size_t k = w;
-
-		while (k > 0 && v[k - 1].src == first)
-			k--;
-		if (k > 0 && k < w) {
-			struct ann_line *t = malloc(w * sizeof(*t));
-
-			if (!t) {
-				free(v);
-				return -ENOMEM;
-			}
-			memcpy(t, v + k, (w - k) * sizeof(*t));
-			memcpy(t + (w - k), v, k * sizeof(*t));
-			free(v);
-			v = t;
 		}
 	}
 	f->lines = v;
