@@ -11,7 +11,7 @@ bench_gen_stream_SOURCES = bench/gen-stream.c bench/gen.h
 bench_gen_stream_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 bench_gen_stream_LDADD = lib/libdpcore.a $(ZSTD_LIBS)
 CLEANFILES += bench/gen-stream
-EXTRA_DIST += bench/run.sh bench/measure.py bench/callgraph.sh
+EXTRA_DIST += bench/run.sh bench/measure.py bench/callgraph.sh bench/annotate.sh
 
 bench: bench/gen-stream cli/domprof tests/workloads/split tests/workloads/busy
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
@@ -28,7 +28,10 @@ bench-neighbours: bench/neighbours-gen cli/domprof tests/guest/busy
 		$(SHELL) $(top_srcdir)/bench/neighbours.sh || rc=1; \
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 		$(SHELL) $(top_srcdir)/bench/sched-overhead.sh || rc=1; exit $$rc
+bench-annotate: cli/domprof tests/workloads/split
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(top_srcdir)/bench/annotate.sh
 bench-sched: cli/domprof tests/guest/busy
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 		$(SHELL) $(top_srcdir)/bench/sched-overhead.sh
-.PHONY: bench bench-callgraph bench-neighbours bench-sched
+.PHONY: bench bench-callgraph bench-neighbours bench-sched bench-annotate

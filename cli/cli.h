@@ -10,6 +10,7 @@ int cmd_record(int argc, char **argv);
 int record_cli(int argc, char **argv, bool daemon_mode);
 int cmd_report(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 int cmd_list_events(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
 

@@ -13,6 +13,7 @@ static const struct subcommand {
 	{"record", cmd_record, "profile the host (all CPUs, a PID, or a command)"},
 	{"report", cmd_report, "print a session's profile per domain, image and symbol"},
 	{"import", cmd_import, "turn a perf.data made by `perf record` into a session"},
+	{"annotate", cmd_annotate, "a function's samples per source line and instruction"},
 	{"list-events", cmd_list_events, "list the events this machine can sample"},
 	{"archive", cmd_archive, "pack a session and the binaries its reports need"},
 };

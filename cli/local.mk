@@ -6,7 +6,8 @@ DOMPROF_LIBS = pp/libdppp.a record/libdprecord.a import/libdpimport.a host/libdp
 	lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(PFM_LIBS) $(ZSTD_LIBS) $(LIBVIRT_LIBS) $(IBERTY_LIBS) $(PPROF_LIBS) $(LIBARCHIVE_LIBS) -lm
 cli_domprof_SOURCES = cli/cli.h cli/domprof.c cli/cmd-record.c cli/cmd-report.c cli/cmd-import.c \
 	cli/cmd-list-events.c cli/cmd-archive.c
-cli_domprof_LDADD = $(DOMPROF_LIBS)
+cli_domprof_SOURCES += cli/cmd-annotate.c
+cli_domprof_LDADD = $(DOMPROF_LIBS) $(CAPSTONE_LIBS)
 cli_domprofd_SOURCES = cli/domprofd.c cli/cmd-record.c
 cli_domprofd_LDADD = $(DOMPROF_LIBS)
 

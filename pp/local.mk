@@ -25,7 +25,8 @@ pp_libdppp_a_SOURCES = \
 	pp/archive.h \
 	pp/archive-image.c \
 	pp/archive.c
-pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS) $(LIBARCHIVE_CFLAGS)
+pp_libdppp_a_SOURCES += pp/annotate.h pp/annotate.c
+pp_libdppp_a_CFLAGS = $(AM_CFLAGS) $(DW_CFLAGS) $(ELF_CFLAGS) $(LIBARCHIVE_CFLAGS) $(CAPSTONE_CFLAGS)
 # The HTML report's script and style sheet, embedded as C arrays.
 nodist_pp_libdppp_a_SOURCES = pp/html/assets.c
 HTML_ASSETS = pp/html/report.js pp/html/report.css
@@ -101,4 +102,12 @@ nodist_tests_unit_test_report_pprof_SOURCES = proto/profile.pb-c.h
 tests_unit_test_report_pprof_CFLAGS = $(UNIT_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
 tests_unit_test_report_pprof_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 endif
+endif
+EXTRA_DIST += tests/unit/check-neighbours-json.py
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test-annotate
+TESTS += tests/unit/test-annotate
+tests_unit_test_annotate_SOURCES = tests/unit/test-annotate.c
+tests_unit_test_annotate_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
+tests_unit_test_annotate_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(CAPSTONE_LIBS) $(UNIT_LIBS)
 endif

@@ -416,7 +416,7 @@ struct elfsym {
 	char build_id[2 * 64 + 1];
 	bool changed;
 	bool demangle;
-	int debug_fd; /* while opening: the guest binary's own debuginfo, -1 none */
+	int debug_fd; /* the guest binary's own debuginfo, -1 none */
 	struct plt_sym *plts;
 	size_t nplts, capplts;
 };
@@ -433,6 +433,8 @@ void elfsym__free(struct elfsym *e)
 	free(e->plts);
 	if (e->dwfl)
 		dwfl_end(e->dwfl);
+	if (e->debug_fd >= 0)
+		close(e->debug_fd);
 	free(e->debuginfo_path);
 	free(e->loads);
 	free(e->syms);
@@ -699,7 +701,11 @@ static int elfsym__open_common(int fd, const char *path, int debug_fd,
 		close(fd);
 		return -ENOMEM;
 	}
-	e->debug_fd = debug_fd < 0 ? -1 : debug_fd;
+	/*
+	 * Kept open (a copy) while e lives: libdwfl looks for the DWARF of line
+	 * tables (annotate) only when first asked, long after opening.
+	 */
+	e->debug_fd = debug_fd < 0 ? -1 : fcntl(debug_fd, F_DUPFD_CLOEXEC, 0);
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
 		goto err_close;
@@ -759,7 +765,6 @@ static int elfsym__open_common(int fd, const char *path, int debug_fd,
 	ret = elfsym__load_symbols(e);
 	if (ret)
 		goto err_free;
-	e->debug_fd = -1;
 	*out = e;
 	return 0;
 
@@ -767,7 +772,6 @@ err_close:
 	if (fd >= 0)
 		close(fd);
 err_free:
-	e->debug_fd = -1;
 	elfsym__free(e);
 	return ret;
 }
@@ -906,6 +910,21 @@ static const char *esym__name(const struct elfsym *e, struct esym *s)
 
 const char *elfsym__lookup(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr)
 {
+	return elfsym__lookup_range(e, off, sym_vaddr, NULL);
+}
+
+/* Where the unsized symbol j ends: at the next symbol above it, 0 (unknown) past the last. */
+static uint64_t esym__extent(const struct elfsym *e, size_t j)
+{
+	for (size_t k = j + 1; k < e->nsyms; k++)
+		if (e->syms[k].addr > e->syms[j].addr)
+			return e->syms[k].addr - e->syms[j].addr;
+	return 0;
+}
+
+const char *elfsym__lookup_range(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr,
+				 uint64_t *sym_size)
+{
 	size_t lo = 0, hi = e->nsyms;
 	uint64_t vaddr, a;
 
@@ -929,6 +948,8 @@ const char *elfsym__lookup(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr)
 		if (s->size && a - s->addr < s->size) {
 			if (sym_vaddr)
 				*sym_vaddr = s->addr - e->bias;
+			if (sym_size)
+				*sym_size = s->size;
 			return esym__name(e, &e->syms[j]);
 		}
 	}
@@ -937,5 +958,14 @@ const char *elfsym__lookup(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr)
 		return NULL;
 	if (sym_vaddr)
 		*sym_vaddr = e->syms[lo].addr - e->bias;
+	if (sym_size)
+		*sym_size = esym__extent(e, lo);
 	return esym__name(e, &e->syms[lo]);
+}
+
+Dwfl_Module *elfsym__module(const struct elfsym *e, uint64_t *bias)
+{
+	if (bias)
+		*bias = e->bias;
+	return e->mod;
 }

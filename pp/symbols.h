@@ -107,5 +107,19 @@ int elfsym__offset_to_vaddr(const struct elfsym *e, uint64_t off, uint64_t *vadd
  * elfsym__free(). *sym_vaddr gets the symbol's address if non-NULL.
  */
 const char *elfsym__lookup(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr);
+/*
+ * elfsym__lookup(), also giving the symbol's size in *sym_size if non-NULL:
+ * its st_size, or for an unsized symbol the distance to the next symbol
+ * above it (0 when none is).
+ */
+const char *elfsym__lookup_range(struct elfsym *e, uint64_t off, uint64_t *sym_vaddr,
+				 uint64_t *sym_size);
+/*
+ * The file's libdwfl module (line tables, the ELF's code) and its bias:
+ * ELF virtual address + bias = the address in the module. Valid until
+ * elfsym__free().
+ */
+struct Dwfl_Module;
+struct Dwfl_Module *elfsym__module(const struct elfsym *e, uint64_t *bias);
 
 #endif

@@ -10,6 +10,8 @@ PACKAGES=(
 	libcmocka-dev
 	# reports: C++ and Rust names demangled (optional)
 	libiberty-dev
+	# annotate: disassembly
+	libcapstone-dev
 	linux-perf binutils
 	clang libclang-rt-14-dev clang-format
 	python3

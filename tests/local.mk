@@ -81,7 +81,8 @@ SHELL_TESTS = \
 	tests/t/t1650-report-process.sh \
 	tests/t/t1660-demangle-plt.sh \
 	tests/t/t1640-report-pprof.sh \
-	tests/t/t1610-archive.sh
+	tests/t/t1610-archive.sh \
+	tests/t/t1600-annotate.sh
 TESTS += $(SHELL_TESTS)
 # t1640 replays the domain benchmark's generated stream as its guest session.
 tests/t/t1640-report-pprof.log: bench/domains-gen$(EXEEXT)
