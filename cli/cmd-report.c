@@ -188,7 +188,8 @@ static int report_neighbours(const struct report_opts *opts, struct neighbours_o
 		ret = neighbours__write(n, fmt, out->f);
 	neighbours__free(n);
 	if (ret && out->f)
-		fprintf(stderr, "domprof report: writing the report: %s\n", strerror(-ret));
+		fprintf(stderr, "domprof report: writing %s: %s\n",
+			out->path ? out->path : "the report", strerror(-ret));
 	return out__close(out, !ret);
 }
 
@@ -223,7 +224,8 @@ static int report_diff(const struct report_opts *opts, const char *base, enum re
 		ret = diff__write(d, fmt, out->f);
 	diff__free(d);
 	if (ret && out->f)
-		fprintf(stderr, "domprof report: writing the diff: %s\n", strerror(-ret));
+		fprintf(stderr, "domprof report: writing %s: %s\n",
+			out->path ? out->path : "the diff", strerror(-ret));
 	return out__close(out, !ret);
 }
 
@@ -290,7 +292,8 @@ static int report_run(struct report_opts *opts, struct neighbours_opts *nopts,
 		ret = report__write(r, fmt, out->f);
 	report__free(r);
 	if (ret && out->f)
-		fprintf(stderr, "domprof report: writing the report: %s\n", strerror(-ret));
+		fprintf(stderr, "domprof report: writing %s: %s\n",
+			out->path ? out->path : "the report", strerror(-ret));
 	return out__close(out, !ret);
 }
 
