@@ -237,6 +237,7 @@ static int report_run(struct report_opts *opts, struct neighbours_opts *nopts,
 		      enum report_format fmt, bool neighbours, bool other, const char *diff_base,
 		      struct out *out)
 {
+	struct dp_progress progress;
 	struct report *r = NULL;
 	char err[1024] = "";
 	int ret;
@@ -282,7 +283,13 @@ static int report_run(struct report_opts *opts, struct neighbours_opts *nopts,
 		/* Locations are named by their functions. */
 		opts->symbols = true;
 	}
+	/* A long read shows how far it got, on a terminal only. */
+	dp_progress__start(&progress, STDERR_FILENO, "report: sample files read", DP_PROGRESS_COUNT,
+			   0);
+	opts->progress = &progress;
 	ret = report__load(opts, &r, err, sizeof(err));
+	dp_progress__end(&progress);
+	opts->progress = NULL;
 	if (ret) {
 		fprintf(stderr, "domprof report: %s\n", *err ? err : strerror(-ret));
 		return 1;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "domprof/hashmap.h"
+#include "domprof/progress.h"
 #include "domprof/words.h"
 
 /* A string -> index map (FNV-1a over dp_hashmap); keys are copied. */
@@ -177,9 +178,10 @@ struct pp_session {
 };
 
 struct pp_filter {
-	const char *domain; /* NULL: all */
-	const char *event;  /* NULL: all */
-	bool meta_only;	    /* the domains and their meta/ files, no sample files */
+	const char *domain;	      /* NULL: all */
+	const char *event;	      /* NULL: all */
+	bool meta_only;		      /* the domains and their meta/ files, no sample files */
+	struct dp_progress *progress; /* sample files read so far; NULL: none */
 };
 
 /*

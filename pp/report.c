@@ -28,12 +28,9 @@
 
 /* One renderer per output format, indexed by enum report_format. */
 static const struct report_renderer *const renderers[] = {
-	[REPORT_TEXT] = &report_text,
-	[REPORT_CSV] = &report_csv,
-	[REPORT_JSON] = &report_json,
-	[REPORT_FOLDED] = &report_folded,
-	[REPORT_HTML] = &report_html,
-	[REPORT_PPROF] = &report_pprof,
+	[REPORT_TEXT] = &report_text, [REPORT_CSV] = &report_csv,
+	[REPORT_JSON] = &report_json, [REPORT_FOLDED] = &report_folded,
+	[REPORT_HTML] = &report_html, [REPORT_PPROF] = &report_pprof,
 };
 
 int report__parse_format(const char *s, enum report_format *out)
@@ -838,7 +835,8 @@ static int domains__build(struct report *r)
 
 int report__load(const struct report_opts *opts, struct report **out, char *err, size_t errlen)
 {
-	struct pp_filter f = {.domain = opts->domain, .event = opts->event};
+	struct pp_filter f = {
+		.domain = opts->domain, .event = opts->event, .progress = opts->progress};
 	struct report *r;
 	int ret;
 
@@ -890,11 +888,15 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 				goto err_free;
 		}
 	}
+	if (opts->progress && r->symbols && r->table != REPORT_TABLE_DOMAINS)
+		dp_progress__start(opts->progress, opts->progress->fd, "report: images symbolised",
+				   DP_PROGRESS_COUNT, r->s->nimages);
 	for (size_t i = 0; i < r->s->nimages && !ret; i++) {
 		struct pp_image *im = r->s->images[i];
 
 		if (r->symbols && r->table != REPORT_TABLE_DOMAINS) {
 			ret = symbolise_image(r, im);
+			dp_progress__update(opts->progress, i + 1);
 			continue;
 		}
 		if (r->by != REPORT_BY_IMAGE) {

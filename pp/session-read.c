@@ -816,6 +816,7 @@ static int walk_dir(struct walk *w, int fd0, size_t plen, int depth)
 				break;
 			}
 			ret = sample_file(w, dfd, de->d_name);
+			dp_progress__update(w->filter->progress, w->files);
 		} else {
 			/* A symlink or device in a sample tree was not made by us. */
 			bad_file(w, "not a regular file or directory");

@@ -32,6 +32,8 @@ enum report_by {
 	REPORT_BY_THREAD,  /* and the thread (tid, its comm) too */
 };
 
+struct dp_progress;
+
 struct report_opts {
 	const char *session_dir;
 	const char *domain;	    /* NULL: all domains */
@@ -48,6 +50,8 @@ struct report_opts {
 	enum report_by by;
 	/* For --format html: the symbol rows, and the folded stacks when the session has stacks. */
 	bool html;
+	/* Where reading and symbolising show progress (a terminal's line); NULL: nowhere. */
+	struct dp_progress *progress;
 	/* The session's name in the report instead of session_dir (an archive's original). */
 	const char *session_label;
 };

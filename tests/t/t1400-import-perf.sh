@@ -24,6 +24,20 @@ test_expect_success 'every symbol above 0.1 % has perf report'"'"'s sample count
 test_expect_success 'the split workload comes out 50/30/20 from perf'"'"'s samples too' '
 	check_split r.csv 5000
 '
+if command -v script >/dev/null 2>&1; then
+	test_expect_success 'report shows its progress on a terminal, and clears it' '
+		script -qec "domprof report --session-dir s --symbols >tty.txt" /dev/null >tty.out &&
+		grep -aq "report: sample files read" tty.out &&
+		grep -aq "report: images symbolised" tty.out &&
+		! grep -aq "report: " tty.txt
+	'
+	test_expect_success 'and nothing when stderr is not a terminal' '
+		domprof report --session-dir s --symbols >/dev/null 2>notty.err &&
+		! grep -q "report: sample files" notty.err
+	'
+else
+	test_skip 'report shows its progress on a terminal' 'needs script (util-linux)'
+fi
 test_expect_success 'import into the default ./domprof_data' '
 	mkdir cwd && (cd cwd && domprof import ../perf.data && domprof report >/dev/null)
 '
