@@ -958,7 +958,8 @@ int report__write(const struct report *r, enum report_format fmt, FILE *f)
 	ret = renderers[fmt]->write(r, f);
 	if (ret)
 		return ret;
-	if (fflush(f) == EOF || ferror(f))
-		return -EIO;
-	return 0;
+	/* The flush's errno says why a full disk failed; an earlier error only EIO. */
+	if (fflush(f) == EOF)
+		return errno ? -errno : -EIO;
+	return ferror(f) ? -EIO : 0;
 }
