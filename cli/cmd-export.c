@@ -377,6 +377,16 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "domprof export: --queue is for --queue-dir\n");
 		return 2;
 	}
+#if !defined(HAVE_LIBCURL) || !defined(HAVE_PPROF)
+	fprintf(stderr, "domprof export: domprof was built without %s\n",
+#ifndef HAVE_LIBCURL
+		"libcurl"
+#else
+		"the pprof encoder (protobuf-c, protoc-c or zlib)"
+#endif
+	);
+	return 1;
+#endif
 	/* Before anything is made: a session that is not one costs nothing. */
 	fd = session__open(session_dir);
 	if (fd < 0) {
@@ -411,13 +421,12 @@ int cmd_export(int argc, char **argv)
 			tmpqueue__remove(tmpdir);
 		return 1;
 	}
-	left = exporter__drain(ex, (unsigned)llround(timeout_s * 1000));
+	if (exporter__drain(ex, (unsigned)llround(timeout_s * 1000)))
+		fprintf(stderr, "domprof: export: giving up after %gs (--timeout)%s%s\n", timeout_s,
+			*tmpdir ? "" : ": what is unsent stays in ", *tmpdir ? "" : o.queue_dir);
 	exporter__stop(ex);
 	exporter__stats(ex, &st);
 	left = st.queued;
-	if (left)
-		fprintf(stderr, "domprof: export: gave up after %gs (--timeout)%s%s\n", timeout_s,
-			*tmpdir ? "" : ": what is unsent stays in ", *tmpdir ? "" : o.queue_dir);
 	print_stats("domprof", &st);
 	exporter__free(ex);
 	if (*tmpdir)

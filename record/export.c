@@ -635,6 +635,8 @@ static void resp__clean(struct resp *r)
 	for (size_t i = 0; i < r->len; i++)
 		if ((unsigned char)r->text[i] < ' ' || (unsigned char)r->text[i] >= 0x7f)
 			r->text[i] = ' ';
+	while (r->len && r->text[r->len - 1] == ' ')
+		r->text[--r->len] = '\0';
 }
 
 enum send_result { SEND_OK, SEND_RETRY, SEND_REFUSED, SEND_BAD };
@@ -700,9 +702,17 @@ static enum send_result profile__send(struct exporter *ex, const char *name)
 	resp__clean(&resp);
 	if (cr != CURLE_OK) {
 		res = SEND_RETRY;
-		if (cr != CURLE_ABORTED_BY_CALLBACK)
-			logf_(ex, EXPORT_LOG_WARN, "export: %s to %s: %s", what, ex->shown,
-			      *errbuf ? errbuf : curl_easy_strerror(cr));
+		if (cr == CURLE_ABORTED_BY_CALLBACK)
+			logf_(ex, EXPORT_LOG_WARN,
+			      "export: %s to %s: stopping with the request under way: aborted, "
+			      "stays queued",
+			      what, ex->shown);
+		else
+			logf_(ex, EXPORT_LOG_WARN, "export: %s to %s: %s%s", what, ex->shown,
+			      *errbuf ? errbuf : curl_easy_strerror(cr),
+			      cr == CURLE_UNSUPPORTED_PROTOCOL || cr == CURLE_WEIRD_SERVER_REPLY
+				      ? " (the answer is not HTTP)"
+				      : "");
 	} else if (code >= 200 && code < 300) {
 		res = SEND_OK;
 		logf_(ex, EXPORT_LOG_INFO, "export: %s sent to %s (%zu bytes, HTTP %ld)", what,

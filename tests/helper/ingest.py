@@ -7,7 +7,7 @@
         listening) and record every request: DIR/requests has a line per
         request, "N<TAB>ACTION<TAB>METHOD<TAB>PATH<TAB>CONTENT-TYPE<TAB>BYTES<TAB>
         NAME<TAB>FROM<TAB>UNTIL<TAB>FORMAT<TAB>AUTHORIZATION" (the query decoded),
-        and DIR/body-N the body. The Nth request gets the plan's Nth action
+        DIR/body-N the body and DIR/headers-N the request's headers. The Nth request gets the plan's Nth action
         (the last one repeats; default ok):
             ok        HTTP 200
             500, 503, 400, ...   that status
@@ -39,10 +39,11 @@ def serve(d, plan):
             if m != state["plan_mtime"]:
                 state["plan_mtime"] = m
                 state["plan"] = open(p).read().strip().split(",")
-                state["base"] = state["n"]
+                # This request is the new plan's first.
+                state["base"] = state["n"] - 1
         except FileNotFoundError:
             pass
-        i = state["n"] - state.get("base", 0)
+        i = state["n"] - 1 - state.get("base", 0)
         pl = state["plan"] or ["ok"]
         return pl[min(i, len(pl) - 1)]
 
@@ -64,6 +65,8 @@ def serve(d, plan):
                 get = lambda k: args.get(k, [""])[0]
                 with open(os.path.join(d, "body-%d" % n), "wb") as f:
                     f.write(body)
+                with open(os.path.join(d, "headers-%d" % n), "w") as f:
+                    f.write(str(self.headers))
                 line = "\t".join(str(x) for x in (
                     n, act, self.command, q.path, self.headers.get("Content-Type", ""),
                     len(body), get("name"), get("from"), get("until"), get("format"),
