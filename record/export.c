@@ -290,6 +290,29 @@ static int qfile__read(struct exporter *ex, const char *name, size_t max, char *
 	return 0;
 }
 
+/* What a queued profile is ("domain D of SESSION"), from its header; its name otherwise. */
+static void profile__what(struct exporter *ex, const char *name, char *out, size_t cap)
+{
+	char head[1024], *w;
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(out, cap, "%s", name);
+	fd = openat(ex->qfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		n = dp_read_in_full(fd, head, sizeof(head) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return;
+	head[n] = '\0';
+	w = strstr(head, "\nwhat=");
+	if (w && strchr(w + 6, '\n')) {
+		w += 6;
+		snprintf(out, cap, "%.*s", (int)strcspn(w, "\n"), w);
+	}
+}
+
 /* Keep at most queue_max profiles: the oldest go first. Called with mu held. */
 static void queue__bound(struct exporter *ex)
 {
@@ -298,13 +321,16 @@ static void queue__bound(struct exporter *ex)
 	if (qlist__read(ex, &q) < 0)
 		return;
 	for (size_t i = 0; i + ex->o.queue_max < q.nprofs; i++) {
+		char what[512];
+
+		profile__what(ex, q.profs[i], what, sizeof(what));
 		if (unlinkat(ex->qfd, q.profs[i], 0) < 0)
 			continue;
 		ex->st.dropped++;
 		logf_(ex, EXPORT_LOG_WARN,
-		      "export: queue full (%u profiles): dropped the oldest unsent, %s (%" PRIu64
-		      " dropped so far)",
-		      ex->o.queue_max, q.profs[i], ex->st.dropped);
+		      "export: queue full (%u profiles): dropped the oldest unsent, %s (%s; "
+		      "%" PRIu64 " dropped so far)",
+		      ex->o.queue_max, what, q.profs[i], ex->st.dropped);
 	}
 	qlist__free(&q);
 }

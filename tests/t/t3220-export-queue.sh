@@ -42,7 +42,7 @@ test_expect_success 'endpoint down, --queue 2: three profiles made, the oldest d
 	domprof export --session-dir dg --url http://127.0.0.1:1 --queue-dir q --queue 2 \
 		--timeout 1 2>down1.err; rc=$?; cat down1.err && [ $rc = 1 ] &&
 	[ $(profs) = 2 ] && [ "$(stat_of down1.err dropped)" = 1 ] &&
-	grep -q "queue full (2 profiles): dropped the oldest unsent, prof-0*-0000" down1.err &&
+	grep -q "queue full (2 profiles): dropped the oldest unsent, domain host of .*/dg (prof-0*-0000;" down1.err &&
 	ls q | grep "^prof-" | sed "s/.*-//" | tr "\n" " " | grep -qx "0001 0002 "
 '
 test_expect_success 'still down, a second session: two kept (the newest), three more dropped' '
