@@ -208,8 +208,10 @@ static int qlist__read(struct exporter *ex, struct qlist *q)
 		qlist__free(q);
 		return ret;
 	}
-	qsort(q->jobs, q->njobs, sizeof(*q->jobs), cmp_str);
-	qsort(q->profs, q->nprofs, sizeof(*q->profs), cmp_str);
+	if (q->njobs)
+		qsort(q->jobs, q->njobs, sizeof(*q->jobs), cmp_str);
+	if (q->nprofs)
+		qsort(q->profs, q->nprofs, sizeof(*q->profs), cmp_str);
 	return 0;
 }
 
