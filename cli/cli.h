@@ -43,6 +43,8 @@ struct exporter;
 int export_cli__option(int opt, const char *arg, bool daemon_mode);
 /* The options' lines of `domprofd --help`. */
 void export_cli__usage(FILE *f);
+/* After the options: 0, or 1 after printing what is wrong with them. */
+int export_cli__check(void);
 /* With --export-pprof: start the exporter. 0, or 1 after printing why not. */
 int export_cli__start(const char *session_dir);
 /* The running exporter (for each closed session), or NULL. */

@@ -59,6 +59,7 @@ static struct {
 	struct exporter_opts o;
 	const char *headers[EXPORT_MAX_HEADERS];
 	double timeout_s;
+	bool timeout_set;
 	struct exporter *ex;
 } dx = {.timeout_s = EXPORT_DEFAULT_EXIT_S};
 
@@ -106,6 +107,7 @@ int export_cli__option(int opt, const char *arg, bool daemon_mode)
 		dx.o.headers = dx.headers;
 		break;
 	case OPT_EXPORT_TIMEOUT:
+		dx.timeout_set = true;
 		if (!parse_seconds(arg, &dx.timeout_s)) {
 			fprintf(stderr,
 				"domprofd: --export-timeout wants seconds (0 to 86400], not "
@@ -163,19 +165,33 @@ static char *queue_dir_beside(const char *session_dir)
 	return q;
 }
 
-int export_cli__start(const char *session_dir)
+int export_cli__check(void)
 {
-	static char *qdir;
 	char err[1024];
 
 	if (!dx.o.url) {
-		if (dx.o.queue_max || dx.o.queue_dir || dx.o.app || dx.o.host || dx.o.nheaders) {
+		if (dx.o.queue_max || dx.o.queue_dir || dx.o.app || dx.o.host || dx.o.nheaders ||
+		    dx.timeout_set) {
 			fprintf(stderr,
 				"domprofd: the --export-* options need --export-pprof URL\n");
 			return 1;
 		}
 		return 0;
 	}
+	if (exporter__check(&dx.o, err, sizeof(err)) < 0) {
+		fprintf(stderr, "domprofd: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+int export_cli__start(const char *session_dir)
+{
+	static char *qdir;
+	char err[1024];
+
+	if (!dx.o.url)
+		return 0;
 	if (!dx.o.queue_dir) {
 		qdir = queue_dir_beside(session_dir);
 		if (!qdir) {

@@ -648,6 +648,8 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 		errmsg("unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (export_cli__check())
+		return 2;
 	if ((all && have_pid) || ((all || have_pid) && optind < argc)) {
 		errmsg("give one target: -a, -p PID or -- CMD\n");
 		return 2;

@@ -866,18 +866,19 @@ static int url__parse(struct exporter *ex, const char *in, char *err, size_t err
 	if (curl_url_set(u, CURLUPART_URL, in, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_HOST, &hostname, 0) != CURLUE_OK) {
-		dp_errbuf__set(err, errlen, "'%s' is not a URL (http://HOST[:PORT][/PATH])", in);
+		dp_errbuf__set(err, errlen, "export: '%s' is not a URL (http://HOST[:PORT][/PATH])",
+			       in);
 		goto out;
 	}
 	if (strcmp(scheme, "http") && strcmp(scheme, "https")) {
-		dp_errbuf__set(err, errlen, "the export URL must be http:// or https://, not %s://",
-			       scheme);
+		dp_errbuf__set(err, errlen,
+			       "export: the URL must be http:// or https://, not %s://", scheme);
 		goto out;
 	}
 	if (curl_url_get(u, CURLUPART_QUERY, &query, 0) == CURLUE_OK && query && *query) {
 		dp_errbuf__set(
 			err, errlen,
-			"the export URL takes no query (name, from and until are domprof's)");
+			"export: the URL takes no query (name, from and until are domprof's)");
 		goto out;
 	}
 	curl_url_get(u, CURLUPART_PATH, &path, 0);
@@ -974,15 +975,13 @@ static bool header__valid(const char *h)
 	return true;
 }
 
-int exporter__new(const struct exporter_opts *opts, struct exporter **out, char *err, size_t errlen)
+int exporter__check(const struct exporter_opts *opts, char *err, size_t errlen)
 {
 	struct exporter *ex;
-	char hostname[256];
 	int ret;
 
-	*out = NULL;
-	if (!opts->url || !opts->queue_dir) {
-		dp_errbuf__set(err, errlen, "export: a URL and a queue directory are needed");
+	if (!opts->url) {
+		dp_errbuf__set(err, errlen, "export: no URL");
 		return -EINVAL;
 	}
 	if (opts->nheaders > EXPORT_MAX_HEADERS) {
@@ -1003,6 +1002,32 @@ int exporter__new(const struct exporter_opts *opts, struct exporter **out, char 
 			       opts->app, LABEL_MAX);
 		return -EINVAL;
 	}
+	ex = calloc(1, sizeof(*ex));
+	if (!ex)
+		return -ENOMEM;
+	ret = url__parse(ex, opts->url, err, errlen);
+	if (ret == -ENOMEM)
+		dp_errbuf__set(err, errlen, "export: %s", strerror(ENOMEM));
+	free(ex->url);
+	free(ex->shown);
+	free(ex);
+	return ret;
+}
+
+int exporter__new(const struct exporter_opts *opts, struct exporter **out, char *err, size_t errlen)
+{
+	struct exporter *ex;
+	char hostname[256];
+	int ret;
+
+	*out = NULL;
+	if (!opts->queue_dir) {
+		dp_errbuf__set(err, errlen, "export: no queue directory");
+		return -EINVAL;
+	}
+	ret = exporter__check(opts, err, errlen);
+	if (ret)
+		return ret;
 	pthread_once(&curl_once, curl__init);
 	if (curl_init_result != CURLE_OK) {
 		dp_errbuf__set(err, errlen, "export: libcurl: %s",
@@ -1215,6 +1240,13 @@ void exporter__free(struct exporter *ex)
 struct exporter {
 	int unused;
 };
+
+int exporter__check(const struct exporter_opts *opts, char *err, size_t errlen)
+{
+	struct exporter *ex = NULL;
+
+	return exporter__new(opts, &ex, err, errlen);
+}
 
 int exporter__new(const struct exporter_opts *opts, struct exporter **out, char *err, size_t errlen)
 {

@@ -75,6 +75,12 @@ struct exporter_stats {
 struct exporter;
 
 /*
+ * Whether the options are usable: the URL, the application name and the
+ * headers (nothing is made). 0, or -EINVAL (-ENOTSUP when not built) with
+ * err set.
+ */
+int exporter__check(const struct exporter_opts *opts, char *err, size_t errlen);
+/*
  * Check the options, open (or create) the queue directory, and start the
  * worker, which first sends what a previous run left queued. Returns 0 or
  * -errno with err set: -EINVAL (a bad URL, app or header), -ENOTSUP (built
