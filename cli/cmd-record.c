@@ -80,9 +80,10 @@ static void usage_daemon(FILE *f)
 		"                          guest code, as for `domprof record`\n"
 		"      --timeline-ms MS, --no-sched\n"
 		"                          the domains' timeline and scheduler tracepoints, as\n"
-		"                          for `domprof record`\n"
-		"  -h, --help              this text\n",
+		"                          for `domprof record`\n",
 		DAEMON_SESSION_DIR, DP_DEFAULT_FREQ, COLLECTOR_DEFAULT_PAGES);
+	export_cli__usage(f);
+	fprintf(f, "  -h, --help              this text\n");
 }
 
 /* The default directory's parent may not exist yet on a fresh host. */
@@ -251,6 +252,7 @@ static const struct option longopts[] = {
 	{"passive-slide", required_argument, NULL, OPT_PASSIVE_SLIDE},
 	{"timeline-ms", required_argument, NULL, OPT_TIMELINE_MS},
 	{"no-sched", no_argument, NULL, OPT_NO_SCHED},
+	EXPORT_CLI_LONGOPTS,
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -518,6 +520,8 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 			return 2;
 		}
 		r = parse_common(opt, optarg, evargs, &nev, &freq, &separate, &pages);
+		if (!r)
+			r = export_cli__option(opt, optarg, daemon_mode);
 		if (r < 0)
 			return 2;
 		if (r > 0)
@@ -644,6 +648,8 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 		errmsg("unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (export_cli__check())
+		return 2;
 	if ((all && have_pid) || ((all || have_pid) && optind < argc)) {
 		errmsg("give one target: -a, -p PID or -- CMD\n");
 		return 2;
@@ -706,6 +712,10 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 		errmsg("%s\n", err);
 		return 1;
 	}
+	if (export_cli__start(ro.session_dir)) {
+		record__free(rec);
+		return 1;
+	}
 	if (collector__warnings(record__collector(rec))[0])
 		errmsg("%s\n", collector__warnings(record__collector(rec)));
 	record__describe(rec, line, sizeof(line));
@@ -727,6 +737,7 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 	}
 	print_summary(&sum, ro.session_dir);
 	record__free(rec);
+	export_cli__finish(ro.session_dir);
 	if (r < 0)
 		return 1;
 	if (ro.col.target == COLLECT_CMD && sum.child_ran) {

@@ -16,6 +16,7 @@ static const struct subcommand {
 	{"annotate", cmd_annotate, "a function's samples per source line and instruction"},
 	{"list-events", cmd_list_events, "list the events this machine can sample"},
 	{"archive", cmd_archive, "pack a session and the binaries its reports need"},
+	{"export", cmd_export, "push a session as pprof to a Pyroscope ingest endpoint"},
 };
 
 static void usage(FILE *f)

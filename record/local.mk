@@ -12,5 +12,8 @@ record_libdprecord_a_SOURCES = \
 	record/tcg.h \
 	record/tcg.c
 record_libdprecord_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
+# Fleet export (doc/fleet.md): its programs link pp/ and $(LIBCURL_LIBS) too.
+record_libdprecord_a_SOURCES += record/export.c include/domprof/export.h
+record_libdprecord_a_CFLAGS += $(LIBCURL_CFLAGS)
 RECORD_LIBS = record/libdprecord.a host/libdphost.a daemon/libdpdaemon.a $(VMM_LIBS) \
 	passive/libdppassive.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(LIBVIRT_LIBS)

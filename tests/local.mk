@@ -84,6 +84,12 @@ SHELL_TESTS = \
 	tests/t/t1610-archive.sh \
 	tests/t/t1600-annotate.sh
 TESTS += $(SHELL_TESTS)
+# Fleet export (doc/fleet.md), against tests/helper/ingest.py; t3210 and
+# t3220 export the domain benchmark's generated stream.
+SHELL_TESTS += tests/t/t3200-export-domprofd.sh tests/t/t3210-export-endpoints.sh \
+	tests/t/t3220-export-queue.sh
+tests/t/t3210-export-endpoints.log tests/t/t3220-export-queue.log: bench/domains-gen$(EXEEXT)
+EXTRA_DIST += tests/helper/ingest.py doc/fleet.md
 # t1640 replays the domain benchmark's generated stream as its guest session.
 tests/t/t1640-report-pprof.log: bench/domains-gen$(EXEEXT)
 EXTRA_DIST += $(SHELL_TESTS)
