@@ -175,6 +175,10 @@ static int setup_all(void **state)
 	treport__put_meta(dfd, "meta/stats",
 			  "samples=29\nlost_records=7\nthrottled=2\ndropped=0\n"
 			  "lost.cpu1=7\n");
+	/* What the daemon writes for OProfile's opreport: not sample files (no note). */
+	treport__put_meta(dfd, "samples/current/stats/total_samples", "29");
+	treport__put_meta(dfd, "samples/current/stats/lost_records_by_kernel", "7");
+	treport__put_meta(dfd, "samples/current/stats/throttled/cpu-clock", "");
 	treport__put_meta(dfd, "meta/kallsyms",
 			  "ffffffff81000000\t0\tT\t_stext\n"
 			  "ffffffff81000000\t100\tT\tstartup_64\n"
