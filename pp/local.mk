@@ -4,6 +4,7 @@ pp_libdppp_a_SOURCES = \
 	pp/internal.h \
 	pp/symbols.h \
 	pp/session-read.c \
+	pp/session-range.c \
 	pp/kvmap.c \
 	pp/tasks.c \
 	pp/symbols.c \

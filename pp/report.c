@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,12 +29,9 @@
 
 /* One renderer per output format, indexed by enum report_format. */
 static const struct report_renderer *const renderers[] = {
-	[REPORT_TEXT] = &report_text,
-	[REPORT_CSV] = &report_csv,
-	[REPORT_JSON] = &report_json,
-	[REPORT_FOLDED] = &report_folded,
-	[REPORT_HTML] = &report_html,
-	[REPORT_PPROF] = &report_pprof,
+	[REPORT_TEXT] = &report_text, [REPORT_CSV] = &report_csv,
+	[REPORT_JSON] = &report_json, [REPORT_FOLDED] = &report_folded,
+	[REPORT_HTML] = &report_html, [REPORT_PPROF] = &report_pprof,
 };
 
 int report__parse_format(const char *s, enum report_format *out)
@@ -836,6 +834,41 @@ static int domains__build(struct report *r)
 	return 0;
 }
 
+/* The session, or the sum of a range of rotated ones named after their root. */
+static int read_sessions(const struct report_opts *opts, const struct pp_filter *f,
+			 struct pp_session **out, char *err, size_t errlen)
+{
+	struct pp_range rg = {opts->has_from, opts->has_to, opts->from, opts->to};
+	char **paths, *label;
+	size_t n;
+	int ret;
+
+	if (!opts->range)
+		return pp_session__read(opts->session_dir, f, out, err, errlen);
+	ret = pp_range__select(opts->session_dir, &rg, &paths, &n, err, errlen);
+	if (ret)
+		return ret;
+	ret = pp_session__read_range(paths, n, f, out, err, errlen);
+	if (!ret) {
+		const char *first = strrchr(paths[0], '/'), *last = strrchr(paths[n - 1], '/');
+
+		if (asprintf(&label, "%s (%zu session%s, %s to %s)", opts->session_dir, n,
+			     n == 1 ? "" : "s", first ? first + 1 : paths[0],
+			     last ? last + 1 : paths[n - 1]) < 0) {
+			ret = -ENOMEM;
+			pp_session__free(*out);
+			*out = NULL;
+		} else {
+			free((*out)->path);
+			(*out)->path = label;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return ret;
+}
+
 int report__load(const struct report_opts *opts, struct report **out, char *err, size_t errlen)
 {
 	struct pp_filter f = {.domain = opts->domain, .event = opts->event};
@@ -861,7 +894,7 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	ret = pp_session__read(opts->session_dir, &f, &r->s, err, errlen);
+	ret = read_sessions(opts, &f, &r->s, err, errlen);
 	if (ret)
 		goto err_free;
 	if (opts->session_label) {
@@ -909,7 +942,8 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 	 * Stacks are read for what shows them: the call graph, the folded
 	 * stacks, and the per-symbol rows' inclusive samples.
 	 */
-	if (!ret &&
+	/* A range's stacks are not summed: its symbol rows have no inclusive counts. */
+	if (!ret && !opts->range &&
 	    (opts->callgraph || opts->folded || (r->symbols && r->table != REPORT_TABLE_DOMAINS))) {
 		struct cg_opts co = {
 			.folded = opts->folded || opts->html,
