@@ -18,3 +18,13 @@ record_libdprecord_a_SOURCES = \
 record_libdprecord_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
 RECORD_LIBS = record/libdprecord.a host/libdphost.a daemon/libdpdaemon.a $(VMM_LIBS) \
 	passive/libdppassive.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(LIBVIRT_LIBS)
+
+if HAVE_CMOCKA
+# Continuous mode's structures: restated definitions, session names, the root.
+check_PROGRAMS += tests/unit/test-rotate
+TESTS += tests/unit/test-rotate
+tests_unit_test_rotate_SOURCES = tests/unit/test-rotate.c
+tests_unit_test_rotate_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rotate_LDADD = $(TEST_HELPER_LIB) record/libdprecord.a daemon/libdpdaemon.a \
+	lib/libdpcore.a $(ZSTD_LIBS) $(UNIT_LIBS)
+endif
