@@ -61,6 +61,13 @@ static void on_notice(const char *msg, void *arg)
 	errmsg("%s\n", msg);
 }
 
+/* One line per closed session: the operator's log tells what is complete. */
+static void on_closed(const char *dir, void *arg)
+{
+	(void)arg;
+	errmsg("session %s closed\n", dir);
+}
+
 #define DAEMON_SESSION_DIR "/var/lib/domprof/session"
 
 static void usage_daemon(FILE *f)
@@ -810,6 +817,7 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 		sigaction(SIGHUP, &sa, NULL);
 		ro.rotate_now = (volatile int *)&rotate_requested;
 		ro.on_notice = on_notice;
+		ro.on_closed = on_closed;
 	} else if (daemon_mode) {
 		signal(SIGHUP, SIG_IGN);
 	}
