@@ -419,7 +419,7 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 			     strerror(-ret));
 			goto err;
 		}
-		rroot__prune(r->root, &removed);
+		rroot__prune(r->root, 0, &removed);
 		r->removed += removed;
 	}
 	*out = r;
@@ -593,6 +593,11 @@ static int rotate_to(struct record *r, uint64_t b, char *errbuf, size_t errlen)
 	unsigned removed = 0;
 	int fd, ret;
 
+	/* Room first: the closing session counts against --keep already. */
+	ret = rroot__prune(r->root, 1, &removed);
+	r->removed += removed;
+	if (ret < 0)
+		notice(r, "removing old sessions: %s", strerror(-ret));
 	fd = rroot__create(r->root, wall_of(b), path, sizeof(path), err, sizeof(err));
 	if (fd >= 0) {
 		ret = daemon__new(fd, r->opts.separate, &nd);
@@ -613,9 +618,6 @@ static int rotate_to(struct record *r, uint64_t b, char *errbuf, size_t errlen)
 		r->rotate_failures++;
 		r->next_boundary = b + (r->opts.rotate_ns < ROTATE_RETRY_NS ? r->opts.rotate_ns
 									    : ROTATE_RETRY_NS);
-		/* Old sessions past the bounds may be what filled the disk. */
-		rroot__prune(r->root, &removed);
-		r->removed += removed;
 		notice(r, "%s; going on in %s, trying again in %.1f s", err, r->path,
 		       (double)(r->next_boundary - b) / 1e9);
 		return 0;
@@ -646,7 +648,7 @@ static int rotate_to(struct record *r, uint64_t b, char *errbuf, size_t errlen)
 		       strerror(-ret));
 	if (r->opts.on_closed)
 		r->opts.on_closed(old, r->opts.cb_arg);
-	ret = rroot__prune(r->root, &removed);
+	ret = rroot__prune(r->root, 0, &removed);
 	r->removed += removed;
 	if (ret < 0)
 		notice(r, "removing old sessions: %s", strerror(-ret));

@@ -277,7 +277,7 @@ int rroot__commit(struct rroot *rr)
 	return 0;
 }
 
-int rroot__prune(struct rroot *rr, unsigned *removed)
+int rroot__prune(struct rroot *rr, unsigned incoming, unsigned *removed)
 {
 	struct rsess *v;
 	size_t n, closed = 0;
@@ -296,7 +296,8 @@ int rroot__prune(struct rroot *rr, unsigned *removed)
 	for (size_t i = 0; i < n; i++) {
 		if (!strcmp(v[i].name, rr->open_name) || !strcmp(v[i].name, rr->new_name))
 			continue;
-		if (!(rr->keep && closed > rr->keep) && !(rr->max_disk && total > rr->max_disk))
+		if (!(rr->keep && closed + incoming > rr->keep) &&
+		    !(rr->max_disk && total > rr->max_disk))
 			break;
 		r = rm_at(rr->fd, v[i].name, 0);
 		if (r < 0 && !first)

@@ -38,10 +38,11 @@ void rroot__abandon(struct rroot *rr, const char *path);
 int rroot__commit(struct rroot *rr);
 /*
  * Remove the oldest closed sessions past keep and max_disk (never the open
- * one). *removed counts them. -errno of the first failure (the rest still
- * tried).
+ * one); incoming: sessions about to close (1 before a rotation, so that the
+ * root never holds more than keep + 1). *removed counts them. -errno of the
+ * first failure (the rest still tried).
  */
-int rroot__prune(struct rroot *rr, unsigned *removed);
+int rroot__prune(struct rroot *rr, unsigned incoming, unsigned *removed);
 /* The name (not the path) of the open session, "" before the first commit. */
 const char *rroot__open_name(const struct rroot *rr);
 

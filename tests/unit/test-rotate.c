@@ -296,12 +296,17 @@ static void test_root_names_link_keep(void **state)
 	close(fd);
 	assert_int_equal(rroot__commit(rr), 0);
 	/* Three closed, keep 2: the oldest goes, never the open one. */
-	assert_int_equal(rroot__prune(rr, &removed), 0);
+	assert_int_equal(rroot__prune(rr, 0, &removed), 0);
 	assert_int_equal(removed, 1);
 	assert_false(is_dir(root, "20261125T180000Z"));
 	assert_true(is_dir(root, "20261125T180000Z-1"));
 	assert_true(is_dir(root, "20261125T180000Z-2"));
 	assert_true(is_dir(root, "20261125T180140Z"));
+	/* Before a rotation, room for the session about to close. */
+	assert_int_equal(rroot__prune(rr, 1, &removed), 0);
+	assert_int_equal(removed, 1);
+	assert_false(is_dir(root, "20261125T180000Z-1"));
+	assert_true(is_dir(root, "20261125T180000Z-2"));
 	rroot__free(rr);
 
 	/* A new run in the same root names after what is there. */
@@ -311,8 +316,8 @@ static void test_root_names_link_keep(void **state)
 	close(fd);
 	assert_non_null(strstr(path, "/20261125T180140Z-1"));
 	assert_int_equal(rroot__commit(rr), 0);
-	assert_int_equal(rroot__prune(rr, &removed), 0);
-	assert_int_equal(removed, 2);
+	assert_int_equal(rroot__prune(rr, 0, &removed), 0);
+	assert_int_equal(removed, 1);
 	assert_true(is_dir(root, "20261125T180140Z"));
 	assert_true(is_dir(root, "20261125T180140Z-1"));
 	rroot__free(rr);
@@ -338,13 +343,13 @@ static void test_root_max_disk(void **state)
 		assert_int_equal(rroot__commit(rr), 0);
 	}
 	/* 768 KiB in three sessions, 400 KiB allowed: the two oldest go, not the open one. */
-	assert_int_equal(rroot__prune(rr, &removed), 0);
+	assert_int_equal(rroot__prune(rr, 0, &removed), 0);
 	assert_int_equal(removed, 2);
 	assert_false(is_dir(root, "20261125T180000Z"));
 	assert_false(is_dir(root, "20261125T180001Z"));
 	assert_true(is_dir(root, "20261125T180002Z"));
 	/* Over the bound with only the open one: it stays. */
-	assert_int_equal(rroot__prune(rr, &removed), 0);
+	assert_int_equal(rroot__prune(rr, 0, &removed), 0);
 	assert_int_equal(removed, 0);
 	assert_true(is_dir(root, "20261125T180002Z"));
 	rroot__free(rr);
