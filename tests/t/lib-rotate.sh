@@ -51,9 +51,19 @@ meta_get() {
 	sed -n "s/^$2=//p" "$1/meta/session" | head -n 1
 }
 
-# csv_by_image CSV: "domain,mode,image,event samples" lines, summed (an image's
-# rows of several processes, [vdso] say, are one line), sorted.
+# csv_by_image CSV: one line per (domain, mode, image, event) with its samples
+# (an image's rows of several processes, [vdso] say, summed), sorted.
 csv_by_image() {
-	awk -F, 'NR > 1 { s[$1 "," $2 "," $3 "," $6] += $4 } END { for (k in s) print k, s[k] }' "$1" |
-		sort
+	csv_sum "$1" -g domain,mode,image,event | sort
+}
+
+# csv_by_symbol CSV: the same per symbol, of a --symbols report.
+csv_by_symbol() {
+	csv_sum "$1" -g domain,mode,image,symbol,event | sort
+}
+
+# csv_cat CSV...: the reports as one (the first header kept).
+csv_cat() {
+	head -n 1 "$1"
+	for f in "$@"; do tail -n +2 "$f"; done
 }
