@@ -135,7 +135,8 @@ static int list(struct rroot *rr, struct rsess **out, size_t *nout, uint64_t *to
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		bytes = du_at(rr->fd, de->d_name, 0);
+		/* Sizes only matter for --max-disk: walking every tree costs. */
+		bytes = rr->max_disk ? du_at(rr->fd, de->d_name, 0) : 0;
 		*total += bytes;
 		if (!rotname__parse(de->d_name, &rn) || strlen(de->d_name) >= ROTNAME_MAX)
 			continue;

@@ -4,6 +4,7 @@ ROTATE_TESTS = \
 	tests/t/t3100-rotate.sh \
 	tests/t/t3110-rotate-keep.sh \
 	tests/t/t3120-rotate-report.sh \
-	tests/t/t3130-rotate-full-disk.sh
+	tests/t/t3130-rotate-full-disk.sh \
+	tests/t/t3140-rotate-flat.sh
 TESTS += $(ROTATE_TESTS)
 EXTRA_DIST += $(ROTATE_TESTS) tests/t/lib-rotate.sh
