@@ -7,4 +7,4 @@ ROTATE_TESTS = \
 	tests/t/t3130-rotate-full-disk.sh \
 	tests/t/t3140-rotate-flat.sh
 TESTS += $(ROTATE_TESTS)
-EXTRA_DIST += $(ROTATE_TESTS) tests/t/lib-rotate.sh
+EXTRA_DIST += $(ROTATE_TESTS) tests/t/lib-rotate.sh doc/continuous.md
