@@ -583,7 +583,7 @@ static void close_session(struct record *r, uint64_t b)
  * Switch to a new session at b (CLOCK_MONOTONIC): every word for times
  * before b is already in the open one. When the new one cannot start (a
  * full disk, a root gone read-only) the open one goes on and the switch is
- * tried again soon.
+ * tried again soon: 1, not before the next round.
  */
 static int rotate_to(struct record *r, uint64_t b, char *errbuf, size_t errlen)
 {
@@ -620,7 +620,7 @@ static int rotate_to(struct record *r, uint64_t b, char *errbuf, size_t errlen)
 									    : ROTATE_RETRY_NS);
 		notice(r, "%s; going on in %s, trying again in %.1f s", err, r->path,
 		       (double)(r->next_boundary - b) / 1e9);
-		return 0;
+		return 1;
 	}
 	close_session(r, b);
 	memcpy(old, r->path, sizeof(old));
@@ -690,8 +690,8 @@ static int rotate_due(struct record *r, uint64_t horizon, char *errbuf, size_t e
 		if (ret < 0)
 			return ret;
 		ret = rotate_to(r, b, errbuf, errlen);
-		if (ret < 0)
-			return ret;
+		if (ret)
+			return ret < 0 ? ret : 0;
 	}
 	return 0;
 }
