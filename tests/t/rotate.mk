@@ -2,6 +2,7 @@
 # their helpers in tests/t/lib-rotate.sh.
 ROTATE_TESTS = \
 	tests/t/t3100-rotate.sh \
+	tests/t/t3105-rotate-guest.sh \
 	tests/t/t3110-rotate-keep.sh \
 	tests/t/t3120-rotate-report.sh \
 	tests/t/t3130-rotate-full-disk.sh \
