@@ -94,7 +94,7 @@ struct record_summary {
 	uint64_t domains;	/* domains attributed */
 	uint64_t sched_unknown; /* vCPU slices closed as unknown: records lost */
 	bool child_ran;
-	int child_status; /* wait status of the command */
+	int child_status;	   /* wait status of the command */
 	uint64_t sessions;	   /* sessions written (1 without rotation) */
 	uint64_t rotate_failures;  /* rotations put off (the next session could not start) */
 	uint64_t sessions_removed; /* closed sessions removed by --keep / --max-disk */
