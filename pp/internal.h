@@ -176,6 +176,9 @@ struct pp_session {
 	bool has_tasks;
 	/* Sessions summed into this one (pp/session-range.c); 0 or 1: one session. */
 	size_t nsessions;
+	/* The other sessions of the range, oldest first: their guest binary stores. */
+	char **older;
+	size_t nolder;
 };
 
 struct pp_filter {
@@ -221,6 +224,14 @@ int pp_range__select(const char *root, const struct pp_range *rg, char ***paths,
  */
 int pp_session__read_range(char *const *paths, size_t n, const struct pp_filter *filter,
 			   struct pp_session **out, char *err, size_t errlen);
+/* Forget the older sessions (before pp_session__free); NULL is fine. */
+void pp_range__free_older(struct pp_session *s);
+/*
+ * Open relpath beneath the range's older sessions, newest first, as
+ * session__openat() does: the fd and *sess_fd (the session's, to close), or
+ * -ENOENT when none has it.
+ */
+int pp_range__open_older(const struct pp_session *s, const char *relpath, int *sess_fd);
 
 /* A domain directory's meta/tasks (pp/tasks.c): comm by tid and by tgid. */
 struct pp_tasks {

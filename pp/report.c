@@ -95,6 +95,7 @@ void report__free(struct report *r)
 	free(r->rows);
 	free(r->event);
 	free(r->debuginfo_path);
+	pp_range__free_older(r->s);
 	pp_session__free(r->s);
 	free(r);
 }
@@ -215,7 +216,7 @@ static struct elfsym *guest_elf__get(struct report *r, const struct pp_image *im
 	struct elfsym_opts o = {.build_id_hex = im->build_id, .no_demangle = r->no_demangle};
 	char *key = NULL, *path = NULL, *dbg = NULL;
 	struct elfsym *e = NULL;
-	int fd, dfd, ret;
+	int fd, dfd, ret, sfd = r->s->dirfd, older = -1;
 	size_t idx;
 
 	if (!dom->dir)
@@ -237,7 +238,12 @@ static struct elfsym *guest_elf__get(struct report *r, const struct pp_image *im
 		    0 ||
 	    asprintf(&dbg, "%s.debug", path) < 0)
 		goto out;
-	fd = session__openat(r->s->dirfd, path, O_RDONLY, 0);
+	fd = session__openat(sfd, path, O_RDONLY, 0);
+	/* A range of sessions: the binary is in the store of the one it arrived in. */
+	if (fd == -ENOENT && r->s->nolder)
+		fd = pp_range__open_older(r->s, path, &older);
+	if (older >= 0)
+		sfd = older;
 	if (fd == -ENOENT) {
 		if (r->unfetched++ < UNFETCHED_NOTES)
 			pp_session__note(r->s, "guest binary not fetched: %s (build-id %s)",
@@ -245,7 +251,7 @@ static struct elfsym *guest_elf__get(struct report *r, const struct pp_image *im
 	} else if (fd < 0) {
 		pp_session__note(r->s, "%s: %s", path, strerror(-fd));
 	} else {
-		dfd = session__openat(r->s->dirfd, dbg, O_RDONLY, 0);
+		dfd = session__openat(sfd, dbg, O_RDONLY, 0);
 		ret = elfsym__open_fd(fd, path, dfd, &o, &e);
 		if (dfd >= 0)
 			close(dfd);
@@ -262,6 +268,8 @@ static struct elfsym *guest_elf__get(struct report *r, const struct pp_image *im
 		e = NULL;
 	}
 out:
+	if (older >= 0)
+		close(older);
 	free(key);
 	free(path);
 	free(dbg);

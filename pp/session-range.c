@@ -320,7 +320,10 @@ static int merge(struct pp_session *dst, struct pp_session *src)
 	dst->skipped_callgraph += src->skipped_callgraph;
 	dst->has_tasks |= src->has_tasks;
 	dst->has_stats |= src->has_stats;
-	/* Symbols and task names come from the newest session. */
+	/*
+	 * Symbols and task names come from the newest session; guest binaries
+	 * from the store of the session they arrived in.
+	 */
 	{
 		int fd = dst->dirfd;
 
@@ -330,11 +333,41 @@ static int merge(struct pp_session *dst, struct pp_session *src)
 	return ret;
 }
 
+void pp_range__free_older(struct pp_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nolder; i++)
+		free(s->older[i]);
+	free(s->older);
+	s->older = NULL;
+	s->nolder = 0;
+}
+
+int pp_range__open_older(const struct pp_session *s, const char *relpath, int *sess_fd)
+{
+	for (size_t i = s->nolder; i-- > 0;) {
+		int sfd = session__open(s->older[i]), fd;
+
+		if (sfd < 0)
+			continue;
+		fd = session__openat(sfd, relpath, O_RDONLY, 0);
+		if (fd >= 0) {
+			*sess_fd = sfd;
+			return fd;
+		}
+		close(sfd);
+	}
+	return -ENOENT;
+}
+
 int pp_session__read_range(char *const *paths, size_t n, const struct pp_filter *filter,
 			   struct pp_session **out, char *err, size_t errlen)
 {
 	struct pp_session *dst = NULL;
 	bool filtered_out = false;
+	char **older = NULL;
+	size_t nolder = 0;
 	int ret = 0;
 
 	*out = NULL;
@@ -349,6 +382,20 @@ int pp_session__read_range(char *const *paths, size_t n, const struct pp_filter 
 		}
 		if (ret)
 			goto fail;
+		/* Paths, not descriptors: a range may be thousands of sessions. */
+		if (dst) {
+			char **v = reallocarray(older, nolder + 1, sizeof(*v));
+
+			if (!v || !(v[nolder] = strdup(s->path))) {
+				if (v)
+					older = v;
+				pp_session__free(s);
+				ret = -ENOMEM;
+				goto fail;
+			}
+			older = v;
+			nolder++;
+		}
 		if (!dst) {
 			dst = s;
 			continue;
@@ -366,11 +413,28 @@ int pp_session__read_range(char *const *paths, size_t n, const struct pp_filter 
 			dp_errbuf__set(err, errlen, "no session to read");
 		return filtered_out ? -ESRCH : -ENOENT;
 	}
+	/* The newest is dst's own now; the others, oldest first. */
+	if (nolder) {
+		char *first = strdup(dst->path);
+
+		if (!first) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		free(older[nolder - 1]);
+		memmove(older + 1, older, (nolder - 1) * sizeof(*older));
+		older[0] = first;
+	}
+	dst->older = older;
+	dst->nolder = nolder;
 	dst->nsessions = n;
 	*out = dst;
 	return 0;
 
 fail:
+	for (size_t i = 0; i < nolder; i++)
+		free(older[i]);
+	free(older);
 	pp_session__free(dst);
 	return ret;
 }
