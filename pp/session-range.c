@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * A range of rotated sessions (doc/continuous.md) read as one: the sessions
- * of a root whose time overlaps [from, to], each read as pp_session__read()
+ * of a root whose time overlaps [from, to), each read as pp_session__read()
  * does, summed into the first: the report of the merge is the sum of the
  * sessions' reports.
  */
@@ -128,11 +128,16 @@ int pp_range__select(const char *root, const struct pp_range *rg, char ***paths,
 		/* A session lasts until the next one starts (the open one, until now). */
 		int64_t start = v[i].n.t, end = i + 1 < n ? v[i + 1].n.t : INT64_MAX;
 
-		/* [start, end) overlaps [from, to); from == to names the session holding it. */
-		if (rg->has_from && end <= rg->from)
+		/*
+		 * [start, end) overlaps [from, to); from == to names the session
+		 * holding it. Names have whole seconds: a session that starts in
+		 * the same second as the next one still counts from its start.
+		 */
+		bool instant = rg->has_from && rg->has_to && rg->from == rg->to;
+
+		if (rg->has_from && end <= rg->from && start < rg->from)
 			continue;
-		if (rg->has_to && start >= rg->to &&
-		    !(rg->has_from && rg->from == rg->to && start <= rg->from))
+		if (rg->has_to && start >= rg->to && !(instant && start == rg->from))
 			continue;
 		if (asprintf(&out[nout], "%s/%s", root, v[i].name) < 0) {
 			for (size_t j = 0; j < nout; j++)
