@@ -20,6 +20,7 @@
 #include "domprof/record.h"
 #include "domprof/daemon.h"
 #include "domprof/events.h"
+#include "domprof/export.h"
 #include "domprof/passive.h"
 #include "domprof/session.h"
 #include "domprof/tcgring.h"
@@ -28,6 +29,8 @@
 #define MAX_EVENT_ARGS RECORD_MAX_EVENT_ARGS
 
 static volatile sig_atomic_t stop_requested;
+/* SIGHUP with --rotate: close the open session now. */
+static volatile sig_atomic_t rotate_requested;
 /* "domprof" for `domprof record`, "domprofd" for the daemon: the same collection. */
 static const char *prog = "domprof";
 
@@ -45,6 +48,34 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	rotate_requested = 1;
+}
+
+static void on_notice(const char *msg, void *arg)
+{
+	(void)arg;
+	errmsg("%s\n", msg);
+}
+
+/*
+ * One line per closed session: the operator's log tells what is complete;
+ * with --export-pprof it is queued for the fleet store (a job file: the
+ * encoding and the push happen on the exporter's thread).
+ */
+static void on_closed(const char *dir, void *arg)
+{
+	struct exporter *ex = export_cli__exporter();
+	char err[1024];
+
+	(void)arg;
+	errmsg("session %s closed\n", dir);
+	if (ex && exporter__enqueue(ex, dir, err, sizeof(err)) < 0)
+		errmsg("%s\n", err);
 }
 
 #define DAEMON_SESSION_DIR "/var/lib/domprof/session"
@@ -80,7 +111,16 @@ static void usage_daemon(FILE *f)
 		"                          guest code, as for `domprof record`\n"
 		"      --timeline-ms MS, --no-sched\n"
 		"                          the domains' timeline and scheduler tracepoints, as\n"
-		"                          for `domprof record`\n",
+		"                          for `domprof record`\n"
+		"      --rotate SECONDS    continuous mode: close the session every SECONDS and\n"
+		"                          start the next; --session-dir is then a root holding\n"
+		"                          one session per interval, named YYYYmmddTHHMMSSZ (UTC\n"
+		"                          of its start), and `current`, a link to the open one.\n"
+		"                          SIGHUP rotates at once\n"
+		"      --keep N            keep at most N closed sessions (the oldest go)\n"
+		"      --max-disk SIZE     remove the oldest closed sessions while the root uses\n"
+		"                          more than SIZE bytes (K, M, G suffixes); never the\n"
+		"                          open one\n",
 		DAEMON_SESSION_DIR, DP_DEFAULT_FREQ, COLLECTOR_DEFAULT_PAGES);
 	export_cli__usage(f);
 	fprintf(f, "  -h, --help              this text\n");
@@ -146,6 +186,9 @@ static void usage(FILE *f)
 		"                          byte copy of the stack, default %d, with the binaries'\n"
 		"                          DWARF CFI: works without frame pointers). See\n"
 		"                          `domprof report --callgraph` and `--format folded`\n"
+		"      --rotate SECONDS, --keep N, --max-disk SIZE\n"
+		"                          continuous mode, as for domprofd: one session per\n"
+		"                          interval under --session-dir (doc/continuous.md)\n"
 		"  -h, --help              this text\n"
 		"\n"
 		"\n"
@@ -229,6 +272,9 @@ enum {
 	OPT_PASSIVE_SLIDE,
 	OPT_TIMELINE_MS,
 	OPT_NO_SCHED,
+	OPT_ROTATE,
+	OPT_KEEP,
+	OPT_MAX_DISK,
 };
 
 static const struct option longopts[] = {
@@ -253,6 +299,9 @@ static const struct option longopts[] = {
 	{"timeline-ms", required_argument, NULL, OPT_TIMELINE_MS},
 	{"no-sched", no_argument, NULL, OPT_NO_SCHED},
 	EXPORT_CLI_LONGOPTS,
+	{"rotate", required_argument, NULL, OPT_ROTATE},
+	{"keep", required_argument, NULL, OPT_KEEP},
+	{"max-disk", required_argument, NULL, OPT_MAX_DISK},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -269,6 +318,49 @@ static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
 	if (errno || *end || v > max)
 		return false;
 	*out = v;
+	return true;
+}
+
+/* SIZE with an optional K, M, G or T suffix (powers of 1024). */
+static bool parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!s || !*s || *s == '-')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return false;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	case 't':
+	case 'T':
+		shift = 40;
+		break;
+	case '\0':
+		break;
+	default:
+		return false;
+	}
+	if (*end && end[1] && strcmp(end + 1, "iB") && strcmp(end + 1, "B"))
+		return false;
+	if (v > (UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)v << shift;
 	return true;
 }
 
@@ -496,6 +588,7 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 	struct record_opts ro = {0};
 	struct record_summary sum;
 	struct record *rec = NULL;
+	char *last;
 	struct sigaction sa;
 	unsigned nev = 0, nspecs = 0, separate = 0;
 	unsigned long freq = 0, pages = 0, pid = 0;
@@ -626,6 +719,39 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 		case OPT_NO_SCHED:
 			ro.no_sched = true;
 			break;
+		case OPT_ROTATE: {
+			char *end;
+			double secs;
+
+			errno = 0;
+			secs = strtod(optarg, &end);
+			if (errno || *end || !(secs * 1e9 >= RECORD_MIN_ROTATE_NS) || secs > 1e9) {
+				errmsg("--rotate wants seconds, at least %.2f, not '%s'\n",
+				       RECORD_MIN_ROTATE_NS / 1e9, optarg);
+				return 2;
+			}
+			ro.rotate_ns = (uint64_t)llround(secs * 1e9);
+			break;
+		}
+		case OPT_KEEP: {
+			unsigned long keep;
+
+			if (!parse_uint(optarg, UINT_MAX, &keep) || !keep) {
+				errmsg("--keep wants a number of sessions (1 or more), not '%s'\n",
+				       optarg);
+				return 2;
+			}
+			ro.keep = (unsigned)keep;
+			break;
+		}
+		case OPT_MAX_DISK:
+			if (!parse_size(optarg, &ro.max_disk) || !ro.max_disk) {
+				errmsg("--max-disk wants a size (bytes, or with K, M, G), not "
+				       "'%s'\n",
+				       optarg);
+				return 2;
+			}
+			break;
 		case OPT_PASSIVE_SLIDE:
 			if (pa.nslides >= MAX_PASSIVE) {
 				errmsg("at most %d --passive-slide options\n", MAX_PASSIVE);
@@ -643,6 +769,10 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 			errmsg("see `%s --help`\n", daemon_mode ? "domprofd" : "domprof record");
 			return 2;
 		}
+	}
+	if ((ro.keep || ro.max_disk) && !ro.rotate_ns) {
+		errmsg("--keep and --max-disk are for --rotate\n");
+		return 2;
 	}
 	if (daemon_mode && optind < argc) {
 		errmsg("unexpected argument '%s'\n", argv[optind]);
@@ -699,8 +829,16 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 	sigaction(SIGTERM, &sa, NULL);
 	/* A reader of our stderr going away must not kill the recording. */
 	signal(SIGPIPE, SIG_IGN);
-	if (daemon_mode) {
+	if (ro.rotate_ns) {
+		sa.sa_handler = on_hup;
+		sigaction(SIGHUP, &sa, NULL);
+		ro.rotate_now = (volatile int *)&rotate_requested;
+		ro.on_notice = on_notice;
+		ro.on_closed = on_closed;
+	} else if (daemon_mode) {
 		signal(SIGHUP, SIG_IGN);
+	}
+	if (daemon_mode) {
 		if (!strcmp(ro.session_dir, DAEMON_SESSION_DIR))
 			make_parent(ro.session_dir);
 	}
@@ -736,8 +874,17 @@ int record_cli(int argc, char **argv, bool daemon_mode)
 		m += n + (m[n] == '\n');
 	}
 	print_summary(&sum, ro.session_dir);
+	if (ro.rotate_ns)
+		errmsg("%" PRIu64 " session%s in %s, the last %s; %" PRIu64
+		       " removed (--keep, --max-disk); %" PRIu64 " rotation%s put off\n",
+		       sum.sessions, sum.sessions == 1 ? "" : "s", ro.session_dir,
+		       record__session_dir(rec), sum.sessions_removed, sum.rotate_failures,
+		       sum.rotate_failures == 1 ? "" : "s");
+	/* The last session (the only one without --rotate) closes here. */
+	last = strdup(record__session_dir(rec));
 	record__free(rec);
-	export_cli__finish(ro.session_dir);
+	export_cli__finish(last ? last : ro.session_dir);
+	free(last);
 	if (r < 0)
 		return 1;
 	if (ro.col.target == COLLECT_CMD && sum.child_ran) {

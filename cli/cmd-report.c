@@ -67,6 +67,10 @@ static void report_usage(FILE *f)
 		"                      and by correlation (doc/neighbours.md); --domain picks\n"
 		"                      one victim\n"
 		"  --from S, --to S    with --neighbours: the window, seconds into the session\n"
+		"  --from T, --to T    when DIR is a root of rotated sessions (domprofd\n"
+		"                      --rotate): the sessions overlapping T1..T2, summed\n"
+		"                      (T: YYYYmmddTHHMMSSZ, UTC, or seconds since the epoch;\n"
+		"                      without them, every session of the root)\n"
 		"  --diff BASE         compare the session with the session BASE, as perf diff:\n"
 		"                      per domain and image (--symbols: symbol) both shares,\n"
 		"                      the change in points and in samples (normalised per\n"
@@ -84,6 +88,52 @@ static int parse_secs(const char *s, double *out)
 	errno = 0;
 	*out = strtod(s, &end);
 	return errno || end == s || *end || *out != *out ? -EINVAL : 0;
+}
+
+/*
+ * --session-dir names a root of rotated sessions (doc/continuous.md): --from
+ * and --to are times, and the sessions between are summed. 0, or the exit
+ * status after an error.
+ */
+static int range_opts(struct report_opts *opts, const char *from, const char *to,
+		      enum report_format fmt, bool one_session_view)
+{
+	if (one_session_view) {
+		fprintf(stderr,
+			"domprof report: %s holds rotated sessions: --neighbours and "
+			"--diff read one, give %s/NAME\n",
+			opts->session_dir, opts->session_dir);
+		return 2;
+	}
+	if (opts->callgraph || fmt == REPORT_FOLDED || fmt == REPORT_HTML) {
+		fprintf(stderr,
+			"domprof report: a range of sessions has no summed call stacks: "
+			"--callgraph, folded and html read one session (%s/NAME)\n",
+			opts->session_dir);
+		return 2;
+	}
+	opts->range = true;
+	if (from && report__parse_time(from, &opts->from)) {
+		fprintf(stderr,
+			"domprof report: --from: YYYYmmddTHHMMSSZ or seconds since the epoch, "
+			"not '%s'\n",
+			from);
+		return 2;
+	}
+	if (to && report__parse_time(to, &opts->to)) {
+		fprintf(stderr,
+			"domprof report: --to: YYYYmmddTHHMMSSZ or seconds since the epoch, not "
+			"'%s'\n",
+			to);
+		return 2;
+	}
+	opts->has_from = from != NULL;
+	opts->has_to = to != NULL;
+	if (from && to && opts->to < opts->from) {
+		fprintf(stderr, "domprof report: --to %s is before --from %s\n", to, from);
+		return 2;
+	}
+	return 0;
 }
 
 /*
@@ -348,7 +398,7 @@ int cmd_report(int argc, char **argv)
 	enum report_format fmt = REPORT_TEXT;
 	struct neighbours_opts nopts = {0};
 	bool neighbours = false, other = false, session_given = false;
-	const char *diff_base = NULL, *archive = NULL;
+	const char *diff_base = NULL, *archive = NULL, *from_arg = NULL, *to_arg = NULL;
 	char *tmpdir = NULL, label[4096];
 	struct out out = {0};
 	int c, ret;
@@ -425,13 +475,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_FROM:
 		case OPT_TO:
-			if (parse_secs(optarg, c == OPT_FROM ? &nopts.from_s : &nopts.to_s)) {
-				fprintf(stderr,
-					"domprof report: --%s: not a number of seconds: '%s'\n",
-					c == OPT_FROM ? "from" : "to", optarg);
-				return 2;
-			}
-			*(c == OPT_FROM ? &nopts.has_from : &nopts.has_to) = true;
+			/* Seconds into the session, or times of a root's range: told apart below.
+			 */
+			*(c == OPT_FROM ? &from_arg : &to_arg) = optarg;
 			break;
 		case 'h':
 			report_usage(stdout);
@@ -449,6 +495,24 @@ int cmd_report(int argc, char **argv)
 	if (archive && session_given) {
 		fprintf(stderr, "domprof report: --archive and --session-dir: choose one\n");
 		return 2;
+	}
+	if (!archive && report__is_session_root(opts.session_dir)) {
+		ret = range_opts(&opts, from_arg, to_arg, fmt, neighbours || diff_base);
+		if (ret)
+			return ret;
+		from_arg = to_arg = NULL;
+	}
+	for (int i = 0; i < 2; i++) {
+		const char *a = i ? to_arg : from_arg;
+
+		if (!a)
+			continue;
+		if (parse_secs(a, i ? &nopts.to_s : &nopts.from_s)) {
+			fprintf(stderr, "domprof report: --%s: not a number of seconds: '%s'\n",
+				i ? "to" : "from", a);
+			return 2;
+		}
+		*(i ? &nopts.has_to : &nopts.has_from) = true;
 	}
 	if (archive) {
 		struct dp_progress progress;

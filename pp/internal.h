@@ -175,6 +175,11 @@ struct pp_session {
 	uint64_t skipped_callgraph;
 	/* Sample files named with a TGID (--separate=thread): keys carry their task. */
 	bool has_tasks;
+	/* Sessions summed into this one (pp/session-range.c); 0 or 1: one session. */
+	size_t nsessions;
+	/* The other sessions of the range, oldest first: their guest binary stores. */
+	char **older;
+	size_t nolder;
 };
 
 struct pp_filter {
@@ -196,6 +201,39 @@ void pp_session__free(struct pp_session *s);
 int pp_session__note(struct pp_session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 uint64_t pp_session__stat(const struct pp_session *s, const char *key);
+
+/* pp/session-range.c: rotated sessions (doc/continuous.md). */
+struct pp_range {
+	bool has_from, has_to;
+	int64_t from, to; /* seconds since the epoch, UTC */
+};
+/* Is dir a root of rotated sessions (no meta/session, a YYYYmmddTHHMMSSZ entry)? */
+bool pp_range__is_root(const char *dir);
+/* YYYYmmddTHHMMSSZ or seconds since the epoch; -EINVAL. */
+int pp_range__parse_time(const char *s, int64_t *out);
+/*
+ * The sessions of root overlapping the range, oldest first (each lasts until
+ * the next starts). -ERANGE (none; err set), -ENOENT, -ENOMEM. The caller
+ * frees each path and the array.
+ */
+int pp_range__select(const char *root, const struct pp_range *rg, char ***paths, size_t *npaths,
+		     char *err, size_t errlen);
+/*
+ * Read the sessions and sum them into one (samples, events, domains,
+ * stats): its reports are the sums of theirs. Symbols and task names come
+ * from the newest session; a domain or event filter one session lacks skips
+ * it (-ESRCH only when all do). Errors as pp_session__read().
+ */
+int pp_session__read_range(char *const *paths, size_t n, const struct pp_filter *filter,
+			   struct pp_session **out, char *err, size_t errlen);
+/* Forget the older sessions (before pp_session__free); NULL is fine. */
+void pp_range__free_older(struct pp_session *s);
+/*
+ * Open relpath beneath the range's older sessions, newest first, as
+ * session__openat() does: the fd and *sess_fd (the session's, to close), or
+ * -ENOENT when none has it.
+ */
+int pp_range__open_older(const struct pp_session *s, const char *relpath, int *sess_fd);
 
 /* A domain directory's meta/tasks (pp/tasks.c): comm by tid and by tgid. */
 struct pp_tasks {

@@ -4,6 +4,7 @@ pp_libdppp_a_SOURCES = \
 	pp/internal.h \
 	pp/symbols.h \
 	pp/session-read.c \
+	pp/session-range.c \
 	pp/kvmap.c \
 	pp/tasks.c \
 	pp/symbols.c \
@@ -110,4 +111,13 @@ TESTS += tests/unit/test-annotate
 tests_unit_test_annotate_SOURCES = tests/unit/test-annotate.c
 tests_unit_test_annotate_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 tests_unit_test_annotate_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(CAPSTONE_LIBS) $(UNIT_LIBS)
+endif
+
+if HAVE_CMOCKA
+# A range of rotated sessions (doc/continuous.md): selection and merge.
+check_PROGRAMS += tests/unit/test-report-range
+TESTS += tests/unit/test-report-range
+tests_unit_test_report_range_SOURCES = tests/unit/test-report-range.c
+tests_unit_test_report_range_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_report_range_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
 endif

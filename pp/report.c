@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,6 +95,7 @@ void report__free(struct report *r)
 	free(r->rows);
 	free(r->event);
 	free(r->debuginfo_path);
+	pp_range__free_older(r->s);
 	pp_session__free(r->s);
 	free(r);
 }
@@ -214,7 +216,7 @@ static struct elfsym *guest_elf__get(struct report *r, const struct pp_image *im
 	struct elfsym_opts o = {.build_id_hex = im->build_id, .no_demangle = r->no_demangle};
 	char *key = NULL, *path = NULL, *dbg = NULL;
 	struct elfsym *e = NULL;
-	int fd, dfd, ret;
+	int fd, dfd, ret, sfd = r->s->dirfd, older = -1;
 	size_t idx;
 
 	if (!dom->dir)
@@ -236,7 +238,12 @@ static struct elfsym *guest_elf__get(struct report *r, const struct pp_image *im
 		    0 ||
 	    asprintf(&dbg, "%s.debug", path) < 0)
 		goto out;
-	fd = session__openat(r->s->dirfd, path, O_RDONLY, 0);
+	fd = session__openat(sfd, path, O_RDONLY, 0);
+	/* A range of sessions: the binary is in the store of the one it arrived in. */
+	if (fd == -ENOENT && r->s->nolder)
+		fd = pp_range__open_older(r->s, path, &older);
+	if (older >= 0)
+		sfd = older;
 	if (fd == -ENOENT) {
 		if (r->unfetched++ < UNFETCHED_NOTES)
 			pp_session__note(r->s, "guest binary not fetched: %s (build-id %s)",
@@ -244,7 +251,7 @@ static struct elfsym *guest_elf__get(struct report *r, const struct pp_image *im
 	} else if (fd < 0) {
 		pp_session__note(r->s, "%s: %s", path, strerror(-fd));
 	} else {
-		dfd = session__openat(r->s->dirfd, dbg, O_RDONLY, 0);
+		dfd = session__openat(sfd, dbg, O_RDONLY, 0);
 		ret = elfsym__open_fd(fd, path, dfd, &o, &e);
 		if (dfd >= 0)
 			close(dfd);
@@ -261,6 +268,8 @@ static struct elfsym *guest_elf__get(struct report *r, const struct pp_image *im
 		e = NULL;
 	}
 out:
+	if (older >= 0)
+		close(older);
 	free(key);
 	free(path);
 	free(dbg);
@@ -833,6 +842,41 @@ static int domains__build(struct report *r)
 	return 0;
 }
 
+/* The session, or the sum of a range of rotated ones named after their root. */
+static int read_sessions(const struct report_opts *opts, const struct pp_filter *f,
+			 struct pp_session **out, char *err, size_t errlen)
+{
+	struct pp_range rg = {opts->has_from, opts->has_to, opts->from, opts->to};
+	char **paths, *label;
+	size_t n;
+	int ret;
+
+	if (!opts->range)
+		return pp_session__read(opts->session_dir, f, out, err, errlen);
+	ret = pp_range__select(opts->session_dir, &rg, &paths, &n, err, errlen);
+	if (ret)
+		return ret;
+	ret = pp_session__read_range(paths, n, f, out, err, errlen);
+	if (!ret) {
+		const char *first = strrchr(paths[0], '/'), *last = strrchr(paths[n - 1], '/');
+
+		if (asprintf(&label, "%s (%zu session%s, %s to %s)", opts->session_dir, n,
+			     n == 1 ? "" : "s", first ? first + 1 : paths[0],
+			     last ? last + 1 : paths[n - 1]) < 0) {
+			ret = -ENOMEM;
+			pp_session__free(*out);
+			*out = NULL;
+		} else {
+			free((*out)->path);
+			(*out)->path = label;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return ret;
+}
+
 int report__load(const struct report_opts *opts, struct report **out, char *err, size_t errlen)
 {
 	struct pp_filter f = {
@@ -859,7 +903,7 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	ret = pp_session__read(opts->session_dir, &f, &r->s, err, errlen);
+	ret = read_sessions(opts, &f, &r->s, err, errlen);
 	if (ret)
 		goto err_free;
 	if (opts->session_label) {
@@ -911,7 +955,8 @@ int report__load(const struct report_opts *opts, struct report **out, char *err,
 	 * Stacks are read for what shows them: the call graph, the folded
 	 * stacks, and the per-symbol rows' inclusive samples.
 	 */
-	if (!ret &&
+	/* A range's stacks are not summed: its symbol rows have no inclusive counts. */
+	if (!ret && !opts->range &&
 	    (opts->callgraph || opts->folded || (r->symbols && r->table != REPORT_TABLE_DOMAINS))) {
 		struct cg_opts co = {
 			.folded = opts->folded || opts->html,

@@ -10,10 +10,24 @@ record_libdprecord_a_SOURCES = \
 	record/agents.h \
 	record/agents.c \
 	record/tcg.h \
-	record/tcg.c
+	record/tcg.c \
+	record/defs.h \
+	record/defs.c \
+	record/rotate.h \
+	record/rotate.c
 record_libdprecord_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
 # Fleet export (doc/fleet.md): its programs link pp/ and $(LIBCURL_LIBS) too.
 record_libdprecord_a_SOURCES += record/export.c include/domprof/export.h
 record_libdprecord_a_CFLAGS += $(LIBCURL_CFLAGS)
 RECORD_LIBS = record/libdprecord.a host/libdphost.a daemon/libdpdaemon.a $(VMM_LIBS) \
 	passive/libdppassive.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(LIBVIRT_LIBS)
+
+if HAVE_CMOCKA
+# Continuous mode's structures: restated definitions, session names, the root.
+check_PROGRAMS += tests/unit/test-rotate
+TESTS += tests/unit/test-rotate
+tests_unit_test_rotate_SOURCES = tests/unit/test-rotate.c
+tests_unit_test_rotate_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_rotate_LDADD = $(TEST_HELPER_LIB) record/libdprecord.a daemon/libdpdaemon.a \
+	lib/libdpcore.a $(ZSTD_LIBS) $(UNIT_LIBS)
+endif

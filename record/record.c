@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,7 +24,9 @@
 #include "domprof/stream.h"
 #include "domprof/tcgring.h"
 #include "domprof/words.h"
+#include "record/defs.h"
 #include "record/domains.h"
+#include "record/rotate.h"
 #include "record/tcg.h"
 
 #define POLL_MS		100
@@ -41,6 +44,8 @@
  * busy guest); what is still not covered then stays in the guest classes.
  */
 #define AGENT_MARK_WAIT_NS (2 * 1000000000ull)
+/* A rotation that could not start its session is tried again this soon. */
+#define ROTATE_RETRY_NS (1000000000ull)
 
 struct record {
 	struct record_opts opts;
@@ -59,6 +64,15 @@ struct record {
 	int child_status;
 	char sched_notice[512];
 	bool filter_refused;
+	/* Continuous mode (doc/continuous.md); root NULL without --rotate. */
+	struct rroot *root;
+	struct rdefs *defs;	/* what the next stream has to start with */
+	char path[PATH_MAX];	/* the open session's directory */
+	uint64_t next_boundary; /* CLOCK_MONOTONIC ns of the next switch */
+	uint64_t scale_enabled[DP_MAX_EVENTS], scale_running[DP_MAX_EVENTS]; /* told so far */
+	uint64_t closed_samples, closed_dropped; /* of the sessions closed */
+	uint64_t sessions, rotate_failures, removed;
+	bool disk_noticed; /* the open session's disk error was said */
 };
 
 static int fail(char *errbuf, size_t errlen, int r, const char *fmt, ...)
@@ -84,25 +98,80 @@ static int disk_error(struct record *r, int err, char *errbuf, size_t errlen)
 		    strerror(-err));
 }
 
-/* The words path: the saved stream always, then the daemon. */
-static int push(struct record *r, char *errbuf, size_t errlen)
+static void notice(struct record *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void notice(struct record *r, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (!r->opts.on_notice)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	r->opts.on_notice(buf, r->opts.cb_arg);
+}
+
+/*
+ * In continuous mode a full disk does not end the recording: the open
+ * session keeps what it has (its stream stops at the error, its sample
+ * files stay whole) and the next rotation starts afresh.
+ */
+static int push_error(struct record *r, int err, char *errbuf, size_t errlen)
+{
+	if (!r->root)
+		return disk_error(r, err, errbuf, errlen);
+	if (!r->disk_noticed) {
+		char msg[512];
+
+		r->disk_noticed = true;
+		disk_error(r, err, msg, sizeof(msg));
+		notice(r, "%s; recording goes on, the next session starts at the next rotation",
+		       msg);
+	}
+	return 0;
+}
+
+/*
+ * The words path: the saved stream always, then the daemon. note: the words
+ * are the producers' (not a restatement): their definitions are kept for the
+ * next session.
+ */
+static int push_words(struct record *r, bool note, char *errbuf, size_t errlen)
 {
 	const struct daemon_stats *ds;
 	int ret;
 
 	if (!r->out.n)
 		return 0;
+	if (r->defs && note && rdefs__note(r->defs, r->out.w, r->out.n) < 0)
+		return fail(errbuf, errlen, -ENOMEM, "out of memory");
 	ret = stream_writer__write(r->stream, r->out.w, r->out.n);
-	if (ret < 0)
-		return disk_error(r, ret, errbuf, errlen);
+	if (ret < 0 && (ret = push_error(r, ret, errbuf, errlen)) < 0)
+		return ret;
 	ret = daemon__feed(r->daemon, r->out.w, r->out.n);
 	dp_words__reset(&r->out);
 	if (ret < 0)
-		return disk_error(r, ret, errbuf, errlen);
+		return push_error(r, ret, errbuf, errlen);
 	ds = daemon__stats(r->daemon);
 	if (ds->first_write_error)
-		return disk_error(r, ds->first_write_error, errbuf, errlen);
+		return push_error(r, ds->first_write_error, errbuf, errlen);
 	return 0;
+}
+
+static int push(struct record *r, char *errbuf, size_t errlen)
+{
+	return push_words(r, true, errbuf, errlen);
+}
+
+static int emit_session(struct record *r, uint64_t start_ns)
+{
+	const struct collector *c = r->col;
+
+	return dp_emit__session(&r->out, SESSION_VERSION, start_ns, collector__ncpus(c),
+				(collector__timer_mode(c) ? DP_SESSION_TIMER_MODE : 0) |
+					(uint64_t)r->opts.separate << DP_SESSION_SEPARATE_SHIFT);
 }
 
 static int emit_header(struct record *r)
@@ -110,9 +179,7 @@ static int emit_header(struct record *r)
 	const struct collector *c = r->col;
 	int ret;
 
-	ret = dp_emit__session(&r->out, SESSION_VERSION, r->start_ns, collector__ncpus(c),
-			       (collector__timer_mode(c) ? DP_SESSION_TIMER_MODE : 0) |
-				       (uint64_t)r->opts.separate << DP_SESSION_SEPARATE_SHIFT);
+	ret = emit_session(r, r->start_ns);
 	for (unsigned i = 0; ret >= 0 && i < collector__nevents(c); i++) {
 		const struct collector_event *e = collector__event(c, i);
 
@@ -154,6 +221,37 @@ static void sched_filter(struct record *r)
 		r->filter_refused = true;
 }
 
+/* The wall time (seconds) of CLOCK_MONOTONIC ns mono: what names a session. */
+static int64_t wall_of(uint64_t mono)
+{
+	uint64_t now = dp_now_ns();
+	int64_t wall = (int64_t)dp_clock_ns(CLOCK_REALTIME);
+
+	return (wall - (int64_t)(now >= mono ? now - mono : 0)) / 1000000000ll;
+}
+
+/* --rotate: the root, and the first session's directory in it. Its fd or -errno. */
+static int open_root(struct record *r, char *errbuf, size_t errlen)
+{
+	int ret;
+
+	if (r->opts.rotate_ns < RECORD_MIN_ROTATE_NS)
+		return fail(errbuf, errlen, -EINVAL, "--rotate: at least %.2f s",
+			    RECORD_MIN_ROTATE_NS / 1e9);
+	ret = rroot__open(r->opts.session_dir, r->opts.keep, r->opts.max_disk, &r->root, errbuf,
+			  errlen);
+	if (ret < 0)
+		return ret;
+	ret = rdefs__new(&r->defs);
+	if (ret < 0)
+		return fail(errbuf, errlen, ret, "out of memory");
+	ret = rroot__create(r->root, wall_of(dp_now_ns()), r->path, sizeof(r->path), errbuf,
+			    errlen);
+	if (ret >= 0)
+		r->opts.session_dir = r->path;
+	return ret;
+}
+
 int record__open(const struct record_opts *opts, struct record **out, char *errbuf, size_t errlen)
 {
 	struct sync_opts ho = {
@@ -189,8 +287,16 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 	}
 	r->lock_fd = ret;
 
-	ret = session__create(opts->session_dir);
-	if (ret < 0) {
+	if (opts->rotate_ns) {
+		ret = open_root(r, errbuf, errlen);
+		if (ret < 0)
+			goto err;
+	} else {
+		ret = session__create(opts->session_dir);
+	}
+	if (ret < 0 && opts->rotate_ns) {
+		goto err;
+	} else if (ret < 0) {
 		if (ret == -ENOTDIR)
 			fail(errbuf, errlen, ret, "%s exists and is not a directory",
 			     opts->session_dir);
@@ -302,6 +408,20 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 	ret = push(r, errbuf, errlen);
 	if (ret < 0)
 		goto err;
+	r->sessions = 1;
+	if (r->root) {
+		unsigned removed = 0;
+
+		r->next_boundary = r->start_ns + opts->rotate_ns;
+		ret = rroot__commit(r->root);
+		if (ret < 0) {
+			fail(errbuf, errlen, ret, "cannot link %s/current: %s", opts->session_dir,
+			     strerror(-ret));
+			goto err;
+		}
+		rroot__prune(r->root, 0, &removed);
+		r->removed += removed;
+	}
 	*out = r;
 	return 0;
 
@@ -344,6 +464,8 @@ static int agents_catch_up(struct record *r)
 	return 0;
 }
 
+static int rotate_due(struct record *r, uint64_t horizon, char *errbuf, size_t errlen);
+
 static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf, size_t errlen)
 {
 	uint64_t horizon;
@@ -374,6 +496,11 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "TCG plugins: %s", strerror(-ret));
 	}
+	if (r->root && horizon_override != UINT64_MAX) {
+		ret = rotate_due(r, horizon, errbuf, errlen);
+		if (ret < 0)
+			return ret;
+	}
 	/*
 	 * The host's flush first: the guest-mode samples it hands to an agent's
 	 * instance (doc/assisted.md) must be queued there before that instance
@@ -401,6 +528,174 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 	return push(r, errbuf, errlen);
 }
 
+/* Each event's EVENT_SCALE: how long it counted since the last one (the session's share). */
+static int emit_scales(struct record *r)
+{
+	for (unsigned i = 0; i < collector__nevents(r->col) && i < DP_MAX_EVENTS; i++) {
+		uint64_t enabled, running;
+		int ret;
+
+		collector__scale(r->col, i, &enabled, &running);
+		ret = dp_emit__event_scale(&r->out, i, enabled - r->scale_enabled[i],
+					   running - r->scale_running[i]);
+		if (ret < 0)
+			return ret;
+		r->scale_enabled[i] = enabled;
+		r->scale_running[i] = running;
+	}
+	return 0;
+}
+
+/*
+ * Close the open session at b: its scales and END, its stream and metadata
+ * written. What fails is said, not fatal: what was written stays.
+ */
+static void close_session(struct record *r, uint64_t b)
+{
+	const struct daemon_stats *ds;
+	char msg[512];
+	int ret;
+
+	ret = emit_scales(r);
+	if (ret >= 0)
+		ret = dp_emit__end(&r->out, b);
+	if (ret >= 0)
+		ret = push_words(r, false, msg, sizeof(msg));
+	if (ret < 0)
+		notice(r, "closing %s: %s", r->path, strerror(-ret));
+	ret = stream_writer__close(r->stream);
+	r->stream = NULL;
+	if (ret < 0 && !r->disk_noticed)
+		notice(r, "closing %s/%s: %s", r->path, DP_STREAM_PATH, strerror(-ret));
+	ret = daemon__sync(r->daemon);
+	if (ret < 0 && !r->disk_noticed)
+		notice(r, "closing %s: %s", r->path, strerror(-ret));
+	ds = daemon__stats(r->daemon);
+	r->closed_samples += ds->samples;
+	r->closed_dropped += ds->dropped;
+	daemon__free(r->daemon);
+	r->daemon = NULL;
+	close(r->dirfd);
+	r->dirfd = -1;
+}
+
+/*
+ * Switch to a new session at b (CLOCK_MONOTONIC): every word for times
+ * before b is already in the open one. When the new one cannot start (a
+ * full disk, a root gone read-only) the open one goes on and the switch is
+ * tried again soon: 1, not before the next round.
+ */
+static int rotate_to(struct record *r, uint64_t b, char *errbuf, size_t errlen)
+{
+	char path[PATH_MAX], old[PATH_MAX], err[PATH_MAX + 256];
+	struct stream_writer *nw = NULL;
+	struct daemon *nd = NULL;
+	unsigned removed = 0;
+	int fd, ret;
+
+	/* Room first: the closing session counts against --keep already. */
+	ret = rroot__prune(r->root, 1, &removed);
+	r->removed += removed;
+	if (ret < 0)
+		notice(r, "removing old sessions: %s", strerror(-ret));
+	fd = rroot__create(r->root, wall_of(b), path, sizeof(path), err, sizeof(err));
+	if (fd >= 0) {
+		ret = daemon__new(fd, r->opts.separate, &nd);
+		if (ret >= 0)
+			ret = stream_writer__open(fd, DP_STREAM_PATH, &nw);
+		if (ret < 0) {
+			snprintf(err, sizeof(err), "cannot start the session %s: %s", path,
+				 strerror(-ret));
+			if (nw)
+				stream_writer__close(nw);
+			daemon__free(nd);
+			close(fd);
+			rroot__abandon(r->root, path);
+			fd = ret;
+		}
+	}
+	if (fd < 0) {
+		r->rotate_failures++;
+		r->next_boundary = b + (r->opts.rotate_ns < ROTATE_RETRY_NS ? r->opts.rotate_ns
+									    : ROTATE_RETRY_NS);
+		notice(r, "%s; going on in %s, trying again in %.1f s", err, r->path,
+		       (double)(r->next_boundary - b) / 1e9);
+		return 1;
+	}
+	close_session(r, b);
+	memcpy(old, r->path, sizeof(old));
+	memcpy(r->path, path, sizeof(r->path));
+	r->dirfd = fd;
+	r->daemon = nd;
+	r->stream = nw;
+	r->disk_noticed = false;
+	r->sessions++;
+	r->next_boundary = b + r->opts.rotate_ns;
+	/* The new stream states what the old one had defined, then the context again. */
+	ret = emit_session(r, b);
+	if (ret >= 0)
+		ret = rdefs__emit(r->defs, &r->out);
+	if (ret < 0)
+		return fail(errbuf, errlen, ret, "out of memory");
+	rdefs__rotate(r->defs);
+	hostsync__restate_context(r->hs);
+	ret = push_words(r, false, errbuf, errlen);
+	if (ret < 0)
+		return ret;
+	ret = rroot__commit(r->root);
+	if (ret < 0)
+		notice(r, "cannot link %s/current to %s: %s", r->opts.session_dir, path,
+		       strerror(-ret));
+	if (r->opts.on_closed)
+		r->opts.on_closed(old, r->opts.cb_arg);
+	ret = rroot__prune(r->root, 0, &removed);
+	r->removed += removed;
+	if (ret < 0)
+		notice(r, "removing old sessions: %s", strerror(-ret));
+	return 0;
+}
+
+/*
+ * The boundaries the sync horizon passed: the records before each go to the
+ * open session, then the next one starts. A SIGHUP makes now a boundary.
+ */
+static int rotate_due(struct record *r, uint64_t horizon, char *errbuf, size_t errlen)
+{
+	int ret;
+
+	if (r->opts.rotate_now && *r->opts.rotate_now) {
+		uint64_t now = dp_now_ns();
+
+		*r->opts.rotate_now = 0;
+		if (now < r->next_boundary)
+			r->next_boundary = now;
+	}
+	while (horizon >= r->next_boundary) {
+		uint64_t b = r->next_boundary;
+
+		ret = hostsync__flush(r->hs, b - 1, &r->out);
+		if (ret < 0)
+			return fail(errbuf, errlen, ret, "sync stage: %s", strerror(-ret));
+		if (r->rd) {
+			bool wrote;
+
+			ret = rdomains__agents(r->rd, dp_now_ns(), b - 1, &r->out, &wrote);
+			if (ret < 0)
+				return fail(errbuf, errlen, ret, "guest agents: %s",
+					    strerror(-ret));
+			if (wrote)
+				hostsync__restate_context(r->hs);
+		}
+		ret = push(r, errbuf, errlen);
+		if (ret < 0)
+			return ret;
+		ret = rotate_to(r, b, errbuf, errlen);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
+	return 0;
+}
+
 static int finish(struct record *r, char *errbuf, size_t errlen)
 {
 	int ret;
@@ -419,14 +714,9 @@ static int finish(struct record *r, char *errbuf, size_t errlen)
 	ret = round_trip(r, UINT64_MAX, errbuf, errlen);
 	if (ret < 0)
 		return ret;
-	for (unsigned i = 0; i < collector__nevents(r->col); i++) {
-		uint64_t enabled, running;
-
-		collector__scale(r->col, i, &enabled, &running);
-		ret = dp_emit__event_scale(&r->out, i, enabled, running);
-		if (ret < 0)
-			return fail(errbuf, errlen, ret, "out of memory");
-	}
+	ret = emit_scales(r);
+	if (ret < 0)
+		return fail(errbuf, errlen, ret, "out of memory");
 	ret = dp_emit__end(&r->out, dp_now_ns());
 	if (ret < 0)
 		return fail(errbuf, errlen, ret, "out of memory");
@@ -479,10 +769,8 @@ int record__run(struct record *r, volatile const int *stop, char *errbuf, size_t
 			ret = stream_writer__flush(r->stream);
 			if (ret >= 0)
 				ret = daemon__sync(r->daemon);
-			if (ret < 0) {
-				disk_error(r, ret, errbuf, errlen);
+			if (ret < 0 && (ret = push_error(r, ret, errbuf, errlen)) < 0)
 				break;
-			}
 		}
 	}
 	if (ret >= 0) {
@@ -503,19 +791,27 @@ int record__run(struct record *r, volatile const int *stop, char *errbuf, size_t
 void record__summary(const struct record *r, struct record_summary *sum)
 {
 	const struct sync_stats *hs = hostsync__stats(r->hs);
-	const struct daemon_stats *ds = daemon__stats(r->daemon);
+	const struct daemon_stats *ds = r->daemon ? daemon__stats(r->daemon) : NULL;
 
 	memset(sum, 0, sizeof(*sum));
-	sum->samples = ds->samples;
+	sum->samples = r->closed_samples + (ds ? ds->samples : 0);
 	sum->lost = hs->lost;
 	sum->throttled = hs->throttled;
-	sum->dropped = ds->dropped;
+	sum->dropped = r->closed_dropped + (ds ? ds->dropped : 0);
+	sum->sessions = r->sessions;
+	sum->rotate_failures = r->rotate_failures;
+	sum->sessions_removed = r->removed;
 	sum->unknown = hs->unknown;
 	sum->late = hs->late;
 	sum->domains = rdomains__count(r->rd);
 	sum->sched_unknown = hs->sched_unknown;
 	sum->child_ran = collector__child_ran(r->col);
 	sum->child_status = r->child_status;
+}
+
+const char *record__session_dir(const struct record *r)
+{
+	return r->opts.session_dir;
 }
 
 const char *record__notice(const struct record *r)
@@ -613,6 +909,8 @@ void record__free(struct record *r)
 	if (r->stream)
 		stream_writer__close(r->stream);
 	daemon__free(r->daemon);
+	rdefs__free(r->defs);
+	rroot__free(r->root);
 	dp_words__fini(&r->out);
 	if (r->dirfd >= 0)
 		close(r->dirfd);

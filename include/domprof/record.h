@@ -64,7 +64,25 @@ struct record_opts {
 	uint32_t timeline_ms;
 	/* With domains: do not follow the scheduler tracepoints (vCPU wait from schedstat only). */
 	bool no_sched;
+	/*
+	 * Continuous mode (doc/continuous.md): with rotate_ns, session_dir is a
+	 * root of sessions, one per interval, each named after the UTC time it
+	 * starts at, `current` linking to the open one.
+	 */
+	uint64_t rotate_ns;
+	unsigned keep;	   /* closed sessions kept (0: all) */
+	uint64_t max_disk; /* bytes the root may use (0: no bound); never the open session */
+	/* Set (by SIGHUP) to rotate at once; the loop clears it. */
+	volatile int *rotate_now;
+	/* A session was closed (complete on its own): the exporter's hook. */
+	void (*on_closed)(const char *session_dir, void *arg);
+	/* One line the operator should see while the recording goes on (a failed rotation). */
+	void (*on_notice)(const char *msg, void *arg);
+	void *cb_arg;
 };
+
+/* The shortest --rotate interval. */
+#define RECORD_MIN_ROTATE_NS (50 * 1000000ull)
 
 struct record_summary {
 	uint64_t samples; /* written to sample files by the daemon */
@@ -76,7 +94,10 @@ struct record_summary {
 	uint64_t domains;	/* domains attributed */
 	uint64_t sched_unknown; /* vCPU slices closed as unknown: records lost */
 	bool child_ran;
-	int child_status; /* wait status of the command */
+	int child_status;	   /* wait status of the command */
+	uint64_t sessions;	   /* sessions written (1 without rotation) */
+	uint64_t rotate_failures;  /* rotations put off (the next session could not start) */
+	uint64_t sessions_removed; /* closed sessions removed by --keep / --max-disk */
 };
 
 struct record;
@@ -103,6 +124,8 @@ void record__summary(const struct record *r, struct record_summary *sum);
  */
 int record__events(const char *const *args, unsigned nargs, uint32_t freq, struct event_spec *specs,
 		   unsigned *nspecs, char *errbuf, size_t errlen);
+/* The directory of the open session (the session itself without rotation). */
+const char *record__session_dir(const struct record *r);
 /* One line about how domains are found when a fallback was taken, or "". */
 const char *record__notice(const struct record *r);
 /*

@@ -54,6 +54,12 @@ struct report_opts {
 	struct dp_progress *progress;
 	/* The session's name in the report instead of session_dir (an archive's original). */
 	const char *session_label;
+	/*
+	 * session_dir is a root of rotated sessions (doc/continuous.md): the
+	 * sessions overlapping [from, to] (seconds since the epoch) are summed.
+	 */
+	bool range, has_from, has_to;
+	int64_t from, to;
 };
 
 struct report;
@@ -85,6 +91,10 @@ int report__write(const struct report *r, enum report_format fmt, FILE *f);
 uint64_t report__total_samples(const struct report *r);
 /* NULL is fine. */
 void report__free(struct report *r);
+/* Is dir a root of rotated sessions (doc/continuous.md) rather than a session? */
+bool report__is_session_root(const char *dir);
+/* A --from/--to of a range: YYYYmmddTHHMMSSZ (UTC) or seconds since the epoch; -EINVAL. */
+int report__parse_time(const char *s, int64_t *out);
 
 /* `domprof report --neighbours` (doc/neighbours.md). */
 struct neighbours_opts {
