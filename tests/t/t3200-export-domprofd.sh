@@ -126,6 +126,26 @@ test_expect_success 'the next start delivers what was left, through an HTTP 500 
 	[ $(ls q2 | grep -c "^prof-") = 0 ]
 '
 
+# Continuous mode: every closed session is pushed when it closes, the last
+# one at exit; each push names its own session's span.
+ingest_start rot
+daemon_bg d6.err --session-dir root6 --rotate 1 --export-pprof "http://127.0.0.1:$port" \
+	--export-queue-dir q6
+started=$?
+split 3 >/dev/null
+daemon_stop
+rc=$?
+test_expect_success 'domprofd --rotate --export-pprof: one push per session, each its own span' '
+	cat d6.err && [ $started = 0 ] && [ $rc = 0 ] &&
+	nsess=$(ls -d root6/2* | wc -l) && [ $nsess -ge 2 ] &&
+	[ $(wc -l <rot/requests) = $nsess ] &&
+	i=0 && for d in $(ls -d root6/2* | sort); do
+		i=$((i + 1)) && set -- $(span $d) &&
+		[ "$(field rot $i 8)" = $1 ] && [ "$(field rot $i 9)" = $2 ] || exit 1
+	done &&
+	grep -q "export: $nsess profiles sent, 0 failed attempts, 0 dropped" d6.err
+'
+
 test_expect_failure_exit '--export-queue without --export-pprof' \
 	'timeout 20 domprofd --domains none --session-dir s4 --export-queue 3' \
 	'need --export-pprof'
