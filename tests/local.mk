@@ -1,10 +1,12 @@
 # tests/: unit tests (cmocka, TAP output; listed in each module's local.mk)
 # and shell tests (tests/t/test-lib.sh, TAP).
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+# cmocka's skips as TAP skips (tests/helper/cmocka-tap.sh)
+LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/helper/cmocka-tap.sh
 SH_LOG_DRIVER = $(LOG_DRIVER)
 AM_TESTS_ENVIRONMENT += CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT;
 EXTRA_DIST += tests/t/test-lib.sh tests/helper/csvsum.py tests/helper/evdump.py \
-	tests/helper/evstream.py tests/helper/folded.py tests/helper/pprof.py
+	tests/helper/cmocka-tap.sh tests/helper/evstream.py tests/helper/folded.py tests/helper/pprof.py
 EXTRA_DIST += tests/helper/chromium.py
 # t1630's screenshots, kept for a person to look at
 CLEANFILES += tests/t/t1630-report-html-*.png

@@ -82,8 +82,8 @@ int report__parse_table(const char *s, enum report_table *out);
 int report__load(const struct report_opts *opts, struct report **out, char *err, size_t errlen);
 /*
  * Write the report to f through the renderer of fmt (pp/report-model.h):
- * -EIO when writing fails, -ENOMEM, -EINVAL for a format with no renderer
- * (folded from a report loaded without folded), -ENOTSUP for pprof in a
+ * -errno when writing fails (the failed flush's, e.g. -ENOSPC; else -EIO), -ENOMEM, -EINVAL for a
+ * format with no renderer (folded from a report loaded without folded), -ENOTSUP for pprof in a
  * build without protobuf-c or zlib.
  */
 int report__write(const struct report *r, enum report_format fmt, FILE *f);

@@ -419,7 +419,7 @@ static void test_write_error(void **state)
 	if (!f)
 		skip();
 	assert_int_equal(report__load(&o, &r, err, sizeof(err)), 0);
-	assert_int_equal(report__write(r, REPORT_PPROF, f), -EIO);
+	assert_int_equal(report__write(r, REPORT_PPROF, f), -ENOSPC);
 	fclose(f);
 	report__free(r);
 }
