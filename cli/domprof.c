@@ -16,6 +16,7 @@ static const struct subcommand {
 	{"annotate", cmd_annotate, "a function's samples per source line and instruction"},
 	{"list-events", cmd_list_events, "list the events this machine can sample"},
 	{"archive", cmd_archive, "pack a session and the binaries its reports need"},
+	{"setup-domain", cmd_setup_domain, "give a libvirt domain the guest agent's channel"},
 };
 
 static void usage(FILE *f)

@@ -14,3 +14,17 @@ record_libdprecord_a_SOURCES = \
 record_libdprecord_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
 RECORD_LIBS = record/libdprecord.a host/libdphost.a daemon/libdpdaemon.a $(VMM_LIBS) \
 	passive/libdppassive.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(LIBVIRT_LIBS)
+
+# setup-domain (include/domprof/setup-domain.h): the agent channel added to a
+# libvirt domain; its unit test reads libvirt's XML as the scanner does.
+record_libdprecord_a_SOURCES += include/domprof/setup-domain.h record/setup-domain.h \
+	record/setup-domain.c
+EXTRA_DIST += doc/setup-domain.md
+record_libdprecord_a_CFLAGS += $(LIBVIRT_CFLAGS)
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test-setup-domain
+TESTS += tests/unit/test-setup-domain
+tests_unit_test_setup_domain_SOURCES = tests/unit/test-setup-domain.c
+tests_unit_test_setup_domain_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_setup_domain_LDADD = record/libdprecord.a lib/libdpcore.a $(LIBVIRT_LIBS) $(UNIT_LIBS)
+endif

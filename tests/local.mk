@@ -84,6 +84,9 @@ SHELL_TESTS = \
 	tests/t/t1610-archive.sh \
 	tests/t/t1600-annotate.sh
 TESTS += $(SHELL_TESTS)
+# Issue 13 (doc/setup-domain.md): a running TCG guest given the agent channel.
+TESTS += tests/t/t2700-setup-domain.sh
+EXTRA_DIST += tests/t/t2700-setup-domain.sh
 # t1640 replays the domain benchmark's generated stream as its guest session.
 tests/t/t1640-report-pprof.log: bench/domains-gen$(EXEEXT)
 EXTRA_DIST += $(SHELL_TESTS)
