@@ -154,6 +154,12 @@ int cmd_setup_domain(int argc, char **argv)
 			"running?): %s\n",
 			uri, err);
 		break;
+	case -EPERM:
+		fprintf(stderr,
+			"domprof setup-domain: no access to libvirt at %s (%s): run it as root, or "
+			"as a member of the libvirt group\n",
+			uri, err);
+		break;
 	case -EACCES:
 		fprintf(stderr,
 			"domprof setup-domain: %s: libvirt refused the change: the connection to "
@@ -162,11 +168,18 @@ int cmd_setup_domain(int argc, char **argv)
 			r.name, uri, err);
 		break;
 	case -ENODEV:
-		fprintf(stderr,
-			"domprof setup-domain: %s: %s; the channel %s the persistent definition, "
-			"so the guest gets it when the domain is started again (shut it down, then "
-			"start it)\n",
-			r.name, err, r.cfg_has ? "is in" : "is not in");
+		if (r.cfg_has)
+			fprintf(stderr,
+				"domprof setup-domain: %s: %s; the channel is in the persistent "
+				"definition, so the guest gets it when the domain is started again "
+				"(shut it down, then start it)\n",
+				r.name, err);
+		else
+			fprintf(stderr,
+				"domprof setup-domain: %s: %s, and the domain is transient: define "
+				"it "
+				"with a virtio-serial controller to give it the channel\n",
+				r.name, err);
 		break;
 	case -ENOENT:
 	case -ENOTSUP:

@@ -291,7 +291,7 @@ static void quiet_errors(void *data, virErrorPtr err)
 	(void)err;
 }
 
-/* libvirt's last error as -errno, "what: its message" in errbuf (one line). */
+/* libvirt's last error as -errno, "what: its message" in errbuf (one line; what may be NULL). */
 static int sd_fail(struct sd *s, const char *what)
 {
 	virErrorPtr e = virGetLastError();
@@ -312,11 +312,16 @@ static int sd_fail(struct sd *s, const char *what)
 		case VIR_ERR_NO_MEMORY:
 			ret = -ENOMEM;
 			break;
+		case VIR_ERR_SYSTEM_ERROR:
+			/* libvirt's system errors carry the errno: a socket we may not open. */
+			if (e->int1 == EACCES || e->int1 == EPERM)
+				ret = -EACCES;
+			break;
 		default:
 			break;
 		}
 	}
-	dp_errbuf__set(s->errbuf, s->errlen, "%s: %s", what,
+	dp_errbuf__set(s->errbuf, s->errlen, "%s%s%s", what ? what : "", what ? ": " : "",
 		       e && e->message ? e->message : "unknown libvirt error");
 	for (char *p = s->errbuf; p && *p; p++)
 		if ((unsigned char)*p < 0x20)
@@ -602,10 +607,8 @@ int dp_setup_domain(const struct dp_setup_opts *o, struct dp_setup_result *r, ch
 	snprintf(r->name, sizeof(r->name), "%s", o->domain);
 	virSetErrorFunc(NULL, quiet_errors);
 	s.conn = virConnectOpen(uri);
-	if (!s.conn) {
-		sd_fail(&s, uri);
-		return -ECONNREFUSED;
-	}
+	if (!s.conn)
+		return sd_fail(&s, NULL) == -EACCES ? -EPERM : -ECONNREFUSED;
 	virConnSetErrorFunc(s.conn, NULL, quiet_errors);
 	ret = sd_lookup(&s, uri);
 	if (ret)

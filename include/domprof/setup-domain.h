@@ -59,6 +59,7 @@ struct dp_setup_result {
  * Idempotent: nothing to do is 0 with r->changed == 0. Returns 0 or:
  *   -ENOTSUP      built without libvirt
  *   -ECONNREFUSED libvirt cannot be reached at the URI (libvirtd not running...)
+ *   -EPERM        libvirt is there but refuses this user (not root, not in the libvirt group)
  *   -ENOENT       no such domain
  *   -EACCES       libvirt refused a change: a read-only connection, or no right to write
  *   -EEXIST       the domain has a channel of that name which is not a unix one (unchanged)
