@@ -248,6 +248,14 @@ unsigned sd_xml__vserial_users(const char *xml)
 	return n;
 }
 
+bool sd_xml__alias(const struct sd_elem *e, char *out, size_t cap)
+{
+	struct sd_elem a;
+
+	return elem_next(e->start + 1, e->end, "alias", &a) &&
+	       sd_xml__attr(a.start, a.end, "name", out, cap);
+}
+
 bool sd_xml__source_path(const struct sd_elem *e, char *out, size_t cap)
 {
 	struct sd_elem s;
@@ -385,24 +393,6 @@ static int sd_live_state(struct sd *s)
 	return ret;
 }
 
-/* The metadata setup-domain left: did it add the controller? */
-static bool sd_added_controller(struct sd *s)
-{
-	char *m = virDomainGetMetadata(s->dom, VIR_DOMAIN_METADATA_ELEMENT, DP_SETUP_NS,
-				       VIR_DOMAIN_AFFECT_CONFIG);
-	struct sd_elem e;
-	char val[16];
-	bool added;
-
-	if (!m)
-		return false;
-	added = elem_next(m, m + strlen(m), "setup", &e) &&
-		sd_xml__attr(e.start, e.end, "controller", val, sizeof(val)) &&
-		!strcmp(val, "added");
-	free(m);
-	return added;
-}
-
 static int sd_add_config(struct sd *s, const char *cfg)
 {
 	const unsigned cf = VIR_DOMAIN_AFFECT_CONFIG;
@@ -412,34 +402,21 @@ static int sd_add_config(struct sd *s, const char *cfg)
 
 	/* Index 0 is free: there is no virtio-serial controller at all. */
 	if (!had_ctrl) {
-		ret = sd_attach(s, "<controller type='virtio-serial' index='0'/>", cf,
-				"cannot add a virtio-serial controller");
+		ret = sd_attach(s, DP_SETUP_CTRL_XML, cf, "cannot add a virtio-serial controller");
 		if (ret)
 			return ret;
 		s->r->changed |= DP_SETUP_CFG_CONTROLLER;
-		if (virDomainSetMetadata(s->dom, VIR_DOMAIN_METADATA_ELEMENT,
-					 "<setup controller='added'/>", "dpsetup", DP_SETUP_NS,
-					 cf) < 0) {
-			ret = sd_fail(s, "cannot note the controller in the domain's metadata");
-			goto undo;
-		}
 	}
 	ret = sd_attach(s, DP_SETUP_CHANNEL_XML, cf, "cannot add the channel");
-	if (ret)
-		goto undo;
+	if (ret) {
+		/* The definition as it was: best effort, the first error is the one to tell. */
+		if (!had_ctrl && virDomainDetachDeviceFlags(s->dom, DP_SETUP_CTRL_XML, cf) == 0)
+			s->r->changed &= ~DP_SETUP_CFG_CONTROLLER;
+		return ret;
+	}
 	s->r->changed |= DP_SETUP_CFG_CHANNEL;
 	s->r->cfg_has = true;
 	return 0;
-undo:
-	/* The definition as it was: best effort, the first error is the one to tell. */
-	if (!had_ctrl) {
-		virDomainSetMetadata(s->dom, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL, DP_SETUP_NS,
-				     cf);
-		if (virDomainDetachDeviceFlags(
-			    s->dom, "<controller type='virtio-serial' index='0'/>", cf) == 0)
-			s->r->changed &= ~DP_SETUP_CFG_CONTROLLER;
-	}
-	return ret;
 }
 
 static int sd_add(struct sd *s)
@@ -498,31 +475,27 @@ out:
 	return ret;
 }
 
-/* The controller setup-domain added goes when nothing uses it any more. */
+/* The controller setup-domain added (its alias says so) goes when nothing uses it any more. */
 static int sd_remove_controller(struct sd *s)
 {
 	struct sd_elem c;
-	char *cfg;
-	int ret;
+	char *cfg, alias[64];
+	int ret = sd_xml(s, true, &cfg);
 
-	if (!sd_added_controller(s))
-		return 0;
-	ret = sd_xml(s, true, &cfg);
 	if (ret)
 		return ret;
+	if (!sd_xml__controller(cfg, &c) || !sd_xml__alias(&c, alias, sizeof(alias)) ||
+	    strcmp(alias, DP_SETUP_CTRL_ALIAS))
+		goto out;
 	if (sd_xml__vserial_users(cfg)) {
-		/* Kept, and so is the note: a later removal may still take it. */
 		s->r->ctrl_kept = true;
-	} else if (sd_xml__controller(cfg, &c)) {
-		ret = sd_detach(s, &c, VIR_DOMAIN_AFFECT_CONFIG,
-				"cannot remove the virtio-serial controller");
-		if (!ret)
-			s->r->changed |= DP_SETUP_CFG_CONTROLLER;
+		goto out;
 	}
-	if (!ret && !s->r->ctrl_kept &&
-	    virDomainSetMetadata(s->dom, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL, DP_SETUP_NS,
-				 VIR_DOMAIN_AFFECT_CONFIG) < 0)
-		ret = sd_fail(s, "cannot remove setup-domain's note from the domain's metadata");
+	ret = sd_detach(s, &c, VIR_DOMAIN_AFFECT_CONFIG,
+			"cannot remove the virtio-serial controller");
+	if (!ret)
+		s->r->changed |= DP_SETUP_CFG_CONTROLLER;
+out:
 	free(cfg);
 	return ret;
 }

@@ -25,6 +25,8 @@ bool sd_xml__channel(const char *xml, struct sd_elem *e, char *type, size_t tcap
 bool sd_xml__controller(const char *xml, struct sd_elem *e);
 /* The channels and consoles with a virtio target: what needs a virtio-serial controller. */
 unsigned sd_xml__vserial_users(const char *xml);
+/* The name of an element's <alias> into out: false when it has none. */
+bool sd_xml__alias(const struct sd_elem *e, char *out, size_t cap);
 /*
  * The source path of a channel element into out ("" when it has none):
  * false when it does not fit.

@@ -8,8 +8,9 @@
  * /var/lib/libvirt/qemu/channel/target/domain-ID-NAME/) and writes the path
  * into the running domain's XML, where `domprof record` reads it
  * (vmm/libvirt.c). The persistent definition gets the channel, and a
- * virtio-serial controller when it has none (remembered in the domain's
- * metadata, so that a removal takes away only what was added); with live
+ * virtio-serial controller when it has none (with the user alias
+ * DP_SETUP_CTRL_ALIAS, so that a removal takes away only what was added:
+ * the mark goes with the device, and the XML is the original again); with live
  * the running guest gets it hot-plugged, which needs a virtio-serial
  * controller there already: libvirt cannot hot-plug one.
  */
@@ -22,8 +23,11 @@
 #define DP_SETUP_URI "qemu:///system"
 #define DP_SETUP_CHANNEL_XML                                                                       \
 	"<channel type='unix'><target type='virtio' name='org.domprof.agent.0'/></channel>"
-/* The namespace of setup-domain's element in a domain's <metadata>. */
-#define DP_SETUP_NS "https://domprof.org/setup-domain/1"
+/* The controller setup-domain adds, named by a user alias ("ua-" prefix: libvirt keeps it). */
+#define DP_SETUP_CTRL_ALIAS "ua-domprof-vserial"
+#define DP_SETUP_CTRL_XML                                                                          \
+	"<controller type='virtio-serial' index='0'><alias name='" DP_SETUP_CTRL_ALIAS "'/>"       \
+	"</controller>"
 
 /* What a call changed: added, or with remove taken away. */
 enum dp_setup_change {

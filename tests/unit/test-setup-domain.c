@@ -71,6 +71,7 @@ static const char cfg_xml[] =
 	"  <name>domprof-test-t2700-a</name>\n"
 	"  <devices>\n"
 	"    <controller type=\"virtio-serial\" index=\"0\">\n"
+	"      <alias name='ua-domprof-vserial'/>\n"
 	"      <address type='pci' slot='0x03'/>\n"
 	"    </controller>\n"
 	"    <channel type=\"unix\">\n"
@@ -110,6 +111,8 @@ static void test_live(void **state)
 	assert_non_null(strstr(span(&e, buf, sizeof(buf)), "virtio-serial0"));
 	assert_true(!strncmp(buf, "<controller type='virtio-serial'", 32));
 	assert_true(strlen(buf) > 20 && !strcmp(buf + strlen(buf) - 13, "</controller>"));
+	assert_true(sd_xml__alias(&e, type, sizeof(type)));
+	assert_string_equal(type, "virtio-serial0");
 	/* Two channels on the controller; the serial console is no user of it. */
 	assert_int_equal(sd_xml__vserial_users(live_xml), 2);
 }
@@ -124,7 +127,10 @@ static void test_inactive(void **state)
 	assert_string_equal(type, "unix");
 	assert_true(sd_xml__source_path(&e, path, sizeof(path)));
 	assert_string_equal(path, "");
+	assert_false(sd_xml__alias(&e, type, sizeof(type)));
 	assert_true(sd_xml__controller(cfg_xml, &e));
+	assert_true(sd_xml__alias(&e, path, sizeof(path)));
+	assert_string_equal(path, "ua-domprof-vserial");
 	assert_int_equal(sd_xml__vserial_users(cfg_xml), 1);
 }
 
