@@ -14,6 +14,7 @@ int cmd_import(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
 int cmd_list_events(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
+int cmd_setup_domain(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 
 /*

@@ -17,6 +17,7 @@ static const struct subcommand {
 	{"list-events", cmd_list_events, "list the events this machine can sample"},
 	{"archive", cmd_archive, "pack a session and the binaries its reports need"},
 	{"export", cmd_export, "push a session as pprof to a Pyroscope ingest endpoint"},
+	{"setup-domain", cmd_setup_domain, "give a libvirt domain the guest agent's channel"},
 };
 
 static void usage(FILE *f)

@@ -11,6 +11,7 @@ cli_domprof_SOURCES = cli/cli.h cli/domprof.c cli/cmd-record.c cli/cmd-report.c 
 	cli/cmd-list-events.c cli/cmd-archive.c
 cli_domprof_SOURCES += cli/cmd-export.c
 cli_domprof_SOURCES += cli/cmd-annotate.c
+cli_domprof_SOURCES += cli/cmd-setup-domain.c
 cli_domprof_LDADD = $(DOMPROF_LIBS) $(CAPSTONE_LIBS)
 cli_domprofd_SOURCES = cli/domprofd.c cli/cmd-record.c
 cli_domprofd_SOURCES += cli/cmd-export.c

@@ -92,6 +92,9 @@ SHELL_TESTS += tests/t/t3200-export-domprofd.sh tests/t/t3210-export-endpoints.s
 	tests/t/t3220-export-queue.sh
 tests/t/t3210-export-endpoints.log tests/t/t3220-export-queue.log: bench/domains-gen$(EXEEXT)
 EXTRA_DIST += tests/helper/ingest.py doc/fleet.md
+# Issue 13 (doc/setup-domain.md): a running TCG guest given the agent channel.
+TESTS += tests/t/t2700-setup-domain.sh
+EXTRA_DIST += tests/t/t2700-setup-domain.sh
 # t1640 replays the domain benchmark's generated stream as its guest session.
 tests/t/t1640-report-pprof.log: bench/domains-gen$(EXEEXT)
 EXTRA_DIST += $(SHELL_TESTS)
