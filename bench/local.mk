@@ -35,3 +35,9 @@ bench-sched: cli/domprof tests/guest/busy
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 		$(SHELL) $(top_srcdir)/bench/sched-overhead.sh
 .PHONY: bench bench-callgraph bench-neighbours bench-sched bench-annotate
+# issue 14: the realistic stream (and its perf.data) of a busy hypervisor
+EXTRA_PROGRAMS += bench/gen-realistic
+bench_gen_realistic_SOURCES = bench/gen-realistic.c bench/gen.h
+bench_gen_realistic_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
+bench_gen_realistic_LDADD = lib/libdpcore.a $(ZSTD_LIBS)
+CLEANFILES += bench/gen-realistic
