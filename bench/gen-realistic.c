@@ -23,9 +23,10 @@
  *    --guest-pct of the runs are vCPU threads (70 % of their samples guest
  *    code, the rest VMM overhead: host kernel and QEMU).
  *  - --stack-pct of the samples carry a call stack (STACK_DEF once, STACK).
- * --host-only writes the same runs with no domain: guest samples land in an
- * anonymous image of their QEMU process, as many sample keys and files as
- * with domains (bench "many guests": the cost of the domain mapping).
+ * --host-only writes the same runs with no domain: guest samples land in
+ * anonymous images of their QEMU process, one for its guest kernel and one
+ * per guest binary, as many sample keys and files as with domains (bench
+ * "many guests": the cost of the domain mapping, agents' records included).
  * --real-images names host images after real files of this machine
  * (/usr/lib/x86_64-linux-gnu, /usr/bin), so reports symbolise them; perf.data
  * kernel samples fall in the running kernel's text (/proc/kallsyms).
@@ -950,9 +951,18 @@ int main(int argc, char **argv)
 				uint64_t g = zipfish(S.gbins);
 
 				if (S.host_only) {
-					samples(dm->anon, DP_MODE_HOST_USER, PERF_RECORD_MISC_USER,
-						KSIZE + g * (1ull << 16), 1ull << 16, JIT_BASE,
-						dm->pid, tid, t, cpu, n, &done, dm->anon, KSIZE);
+					/* as many files as with domains: an anonymous range per
+					 * guest binary */
+					if (!dm->gimg[g]) {
+						uint64_t st = JIT_BASE + (g + 1) * JIT_SIZE;
+
+						dm->gimg[g] = image_def(DP_IMAGE_ANON, st,
+									st + JIT_SIZE, "//anon");
+					}
+					samples(dm->gimg[g], DP_MODE_HOST_USER,
+						PERF_RECORD_MISC_USER, 0, 1ull << 20,
+						JIT_BASE + (g + 1) * JIT_SIZE, dm->pid, tid, t, cpu,
+						n, &done, dm->gimg[g], 1ull << 20);
 				} else {
 					if (!dm->gimg[g]) {
 						snprintf(name, sizeof(name),

@@ -243,7 +243,7 @@ cpu_per_sample() {
 if ! part c; then
 	:
 elif have_perf; then
-	note "(c) record -a vs perf record -a: ${secs} s at 4 kHz and 20 kHz, 64 fake VMMs${long:+, $long s}"
+	note "(c) record -a vs perf record -a: ${secs} s at 4 kHz and 20 kHz, 64 fake VMMs$([ "$long" = 0 ] || echo ", $long s")"
 	cpu_per_sample rec-5s "(c) CPU per sample, record -a, ${secs} s at 4 kHz" "$secs" 4000 "<= 1"
 	[ "$long" = 0 ] ||
 		cpu_per_sample rec-60s "    the same over $long s" "$long" 4000 "< 1"
