@@ -12,6 +12,7 @@ bench_gen_stream_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 bench_gen_stream_LDADD = lib/libdpcore.a $(ZSTD_LIBS)
 CLEANFILES += bench/gen-stream
 EXTRA_DIST += bench/run.sh bench/measure.py bench/callgraph.sh bench/annotate.sh
+EXTRA_DIST += doc/bench.md bench/results.md
 
 bench: bench/gen-stream bench/gen-realistic bench/fake-vmm cli/domprof tests/workloads/split tests/workloads/busy
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
