@@ -12,8 +12,9 @@ bench_gen_stream_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 bench_gen_stream_LDADD = lib/libdpcore.a $(ZSTD_LIBS)
 CLEANFILES += bench/gen-stream
 EXTRA_DIST += bench/run.sh bench/measure.py bench/callgraph.sh bench/annotate.sh
+EXTRA_DIST += doc/bench.md bench/results.md
 
-bench: bench/gen-stream cli/domprof tests/workloads/split tests/workloads/busy
+bench: bench/gen-stream bench/gen-realistic bench/fake-vmm cli/domprof tests/workloads/split tests/workloads/busy
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 		$(SHELL) $(top_srcdir)/bench/run.sh
 bench-callgraph: cli/domprof tests/workloads/callpaths tests/workloads/callpaths-fp
@@ -35,3 +36,14 @@ bench-sched: cli/domprof tests/guest/busy
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 		$(SHELL) $(top_srcdir)/bench/sched-overhead.sh
 .PHONY: bench bench-callgraph bench-neighbours bench-sched bench-annotate
+# issue 14: the realistic stream (and its perf.data) of a busy hypervisor
+EXTRA_PROGRAMS += bench/gen-realistic
+bench_gen_realistic_SOURCES = bench/gen-realistic.c bench/gen.h
+bench_gen_realistic_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
+bench_gen_realistic_LDADD = lib/libdpcore.a $(ZSTD_LIBS)
+CLEANFILES += bench/gen-realistic
+EXTRA_PROGRAMS += bench/fake-vmm
+bench_fake_vmm_SOURCES = bench/fake-vmm.c
+bench_fake_vmm_CFLAGS = $(AM_CFLAGS) -pthread
+bench_fake_vmm_LDFLAGS = -pthread
+CLEANFILES += bench/fake-vmm

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """measure.py OUTFILE CMD [ARGS...]: runs CMD (stdout to /dev/null unless
-MEASURE_STDOUT is set) and writes "WALL_SECONDS CPU_SECONDS EXIT" to OUTFILE,
-CPU being the user+system time of CMD and everything it waited for."""
+MEASURE_STDOUT is set) and writes "WALL_SECONDS CPU_SECONDS EXIT MAXRSS_KB" to
+OUTFILE, CPU being the user+system time of CMD and everything it waited for,
+MAXRSS the peak resident set of the largest of them (file pages it maps
+included)."""
 import os
 import resource
 import subprocess
@@ -16,5 +18,5 @@ rc = subprocess.call(sys.argv[2:], stdout=stdout)
 wall = time.monotonic() - t0
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(out, "w") as f:
-    f.write("%.6f %.6f %d\n" % (wall, ru.ru_utime + ru.ru_stime, rc))
+    f.write("%.6f %.6f %d %d\n" % (wall, ru.ru_utime + ru.ru_stime, rc, ru.ru_maxrss))
 sys.exit(rc)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <linux/perf_event.h>
 
@@ -78,12 +79,54 @@ static bool transient_error(int err)
 	       err == -ENFILE || err == -EINTR;
 }
 
+/*
+ * Open sample files beyond which the least recently used is closed. A busy
+ * host's working set is thousands of files (each domain x image x mode):
+ * below it, every few samples close one file and reopen another (an openat,
+ * a mapping and a scan of its nodes). An open odb holds one descriptor and
+ * one mapping (vm.max_map_count is 65530 by default).
+ */
+#define SFILE_MAX_OPEN 16384
+#define SFILE_FD_SPARE 256 /* descriptors left for everything else */
+
+/*
+ * The daemon starts with a bound for two descriptors per file; when the
+ * working set reaches it, raise the descriptor limit as far as allowed and
+ * the bound with it. Costs a getrlimit() per eviction once at the limit.
+ */
+static void sfile_raise_bound(struct daemon *d)
+{
+	struct rlimit rl;
+	size_t n;
+
+	if (d->max_open >= SFILE_MAX_OPEN || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < rl.rlim_max &&
+	    rl.rlim_cur < SFILE_MAX_OPEN + SFILE_FD_SPARE) {
+		rlim_t want = SFILE_MAX_OPEN + SFILE_FD_SPARE;
+
+		rl.rlim_cur =
+			rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return;
+	}
+	n = rl.rlim_cur == RLIM_INFINITY       ? SFILE_MAX_OPEN
+	    : rl.rlim_cur > 2 * SFILE_FD_SPARE ? (size_t)rl.rlim_cur - SFILE_FD_SPARE
+					       : 0;
+	if (n > SFILE_MAX_OPEN)
+		n = SFILE_MAX_OPEN;
+	if (n > d->max_open)
+		d->max_open = n;
+}
+
 static int sfile_open(struct daemon *d, struct sfile *sf)
 {
 	int r;
 
 	if (sf->err)
 		return sf->err;
+	if (d->nopen >= d->max_open)
+		sfile_raise_bound(d);
 	while (d->nopen >= d->max_open && d->lru_tail)
 		sfile_close(d, d->lru_tail);
 	r = odb__open(d->dirfd, sf->path, &sf->hdr, &sf->db);

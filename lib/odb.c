@@ -47,7 +47,11 @@ struct odb {
 	uint32_t size;
 	uint32_t mask;
 	uint32_t cur; /* our copy of current_size: we are the only writer */
-	int fd;
+	/*
+	 * The file's directory, for growth. The file's own descriptor is closed
+	 * once mapped (the mapping keeps it): one descriptor per open file, so
+	 * a daemon can keep thousands of sample files open.
+	 */
 	int dfd;
 	char name[NAME_MAX + 1];
 	char tmp[NAME_MAX + 1];
@@ -173,9 +177,8 @@ static int odb_chains_ok(const uint8_t *m, uint32_t size, uint32_t cur)
 	       ne32_get(hash + (size_t)odb_bucket(ne64_get(last), size - 1) * 4) == cur - 1;
 }
 
-static void odb_set_map(struct odb *db, int fd, uint8_t *map, uint32_t size, uint32_t cur)
+static void odb_set_map(struct odb *db, uint8_t *map, uint32_t size, uint32_t cur)
 {
-	db->fd = fd;
 	db->map = map;
 	db->map_len = odb_file_size(size);
 	db->size = size;
@@ -230,11 +233,10 @@ static int odb_build(struct odb *db, const struct odb_header *hdr, uint32_t size
 		munmap(map, len);
 		goto out_unlink;
 	}
-	if (db->map) {
+	if (db->map)
 		munmap(db->map, db->map_len);
-		close(db->fd);
-	}
-	odb_set_map(db, fd, map, size, cur);
+	close(fd);
+	odb_set_map(db, map, size, cur);
 	return 0;
 out_unlink:
 	unlinkat(db->dfd, db->tmp, 0);
@@ -264,7 +266,8 @@ static int odb_open_existing(struct odb *db, int fd)
 	}
 	if (!odb_chains_ok(map, size, (uint32_t)cur))
 		odb_rebuild_chains(map, size, (uint32_t)cur);
-	odb_set_map(db, fd, map, size, (uint32_t)cur);
+	odb_set_map(db, map, size, (uint32_t)cur);
+	close(fd);
 	return 0;
 }
 
@@ -297,7 +300,6 @@ int odb__open(int dirfd, const char *relpath, const struct odb_header *hdr, stru
 	db = calloc(1, sizeof(*db));
 	if (!db)
 		return -ENOMEM;
-	db->fd = -1;
 	slash = strrchr(relpath, '/');
 	base = slash ? slash + 1 : relpath;
 	r = odb_names(db, base);
@@ -395,8 +397,6 @@ void odb__close(struct odb *db)
 		return;
 	if (db->map)
 		munmap(db->map, db->map_len);
-	if (db->fd >= 0)
-		close(db->fd);
 	close(db->dfd);
 	free(db);
 }
