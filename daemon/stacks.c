@@ -325,6 +325,9 @@ static int count_cmp(const void *a, const void *b)
 	const struct dscount *x = *(const struct dscount *const *)a;
 	const struct dscount *y = *(const struct dscount *const *)b;
 
+	/* By directory first: each file is one contiguous range (the order within it unchanged). */
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
 	if (x->st->id != y->st->id)
 		return x->st->id < y->st->id ? -1 : 1;
 	if (x->event != y->event)
@@ -339,17 +342,23 @@ static int write_slot(struct daemon *d, uint32_t slot, const struct dscount *con
 {
 	struct sfbuild b = {0};
 	char path[MANGLE_BUF_SIZE + 64];
-	size_t pos = 0;
+	size_t pos = 0, lo = 0, hi = n;
 	int ret = 0;
 
 	dp_hashmap__init(&b.img_index, 64);
 	dp_hashmap__init(&b.stack_index, 1024);
-	for (size_t i = 0; i < n && !ret; i++) {
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sorted[mid]->slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && sorted[i]->slot == slot && !ret; i++) {
 		const struct dscount *c = sorted[i];
 		struct dp_stack_count *out;
 
-		if (c->slot != slot)
-			continue;
 		if (dp_ensure(b.sf.counts, b.capcounts, b.sf.ncounts + 1) < 0) {
 			ret = -ENOMEM;
 			break;
