@@ -53,7 +53,8 @@ static int openat2_safe(int dirfd, const char *relpath, int flags, mode_t mode)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+		/* Whatever the caller and the umask say, nobody else reads a session. */
+		.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode & 0700 : 0,
 		.resolve = RESOLVE_SAFE,
 	};
 	long fd;

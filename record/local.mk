@@ -10,7 +10,9 @@ record_libdprecord_a_SOURCES = \
 	record/agents.h \
 	record/agents.c \
 	record/tcg.h \
-	record/tcg.c
+	record/tcg.c \
+	record/privileges.h \
+	record/privileges.c
 record_libdprecord_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
 RECORD_LIBS = record/libdprecord.a host/libdphost.a daemon/libdpdaemon.a $(VMM_LIBS) \
 	passive/libdppassive.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(LIBVIRT_LIBS)

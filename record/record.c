@@ -24,6 +24,7 @@
 #include "domprof/tcgring.h"
 #include "domprof/words.h"
 #include "record/domains.h"
+#include "record/privileges.h"
 #include "record/tcg.h"
 
 #define POLL_MS		100
@@ -272,6 +273,10 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 		     strerror(-ret));
 		goto err;
 	}
+	/* Everything that needs privilege is open; the threads start below. */
+	ret = privileges__drop(!opts->no_domains, errbuf, errlen);
+	if (ret < 0)
+		goto err;
 	if (!opts->no_domains) {
 		const struct collector_event *e0 = collector__event(r->col, 0);
 		/* Agents sample at the host's rate, so their samples weigh the same. */
