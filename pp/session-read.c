@@ -784,6 +784,9 @@ static int walk_dir(struct walk *w, int fd0, size_t plen, int depth)
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		/* OProfile's loss counters (doc/oprofile.md), not sample files. */
+		if (depth == 0 && !strcmp(de->d_name, "stats"))
+			continue;
 		if (plen + 1 + nlen + 1 > sizeof(w->path)) {
 			bad_file(w, "path too long");
 			continue;
