@@ -5,6 +5,9 @@
 # (doc/privileges.md).
 CRASH_TESTS = \
 	tests/t/t3400-kill-matrix.sh \
-	tests/t/t3430-full-disk-import.sh
+	tests/t/t3410-domain-restart-leak.sh \
+	tests/t/t3420-capabilities.sh \
+	tests/t/t3430-full-disk-import.sh \
+	tests/t/t3440-session-modes.sh
 TESTS += $(CRASH_TESTS)
 EXTRA_DIST += $(CRASH_TESTS) doc/crash-safety.md doc/privileges.md
