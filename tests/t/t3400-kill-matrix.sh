@@ -29,7 +29,7 @@ fi
 awk 'BEGIN { srand(3400); for (i = 0; i < 40; i++) printf "%.2f\n", rand() * 6.5 }' >delays
 
 mono() {
-	python3 -c 'import time; print(time.monotonic())'
+	date +%s.%N
 }
 
 # start PROG DIR: start a recorder (domprof record -a or domprofd) into DIR,
@@ -119,7 +119,7 @@ check() {
 kills=0
 
 # The seeded delays, alternating domprof record -a and domprofd.
-while read -r delay; do
+while read -r delay <&3; do
 	kills=$((kills + 1))
 	prog=record
 	[ $((kills % 2)) = 0 ] && prog=domprofd
@@ -133,7 +133,7 @@ while read -r delay; do
 	[ $alive = 1 ] || { echo "k$kills: $prog was not running at ${delay}s" >>failures; cat k$kills.err >>failures; }
 	check k$kills "$prog +${delay}s"
 	rm -rf k$kills
-done <delays
+done 3<delays
 random_kills=$kills
 
 # A sample file growing: its doubled copy (.NAME.grow) is written and waits
