@@ -91,7 +91,7 @@ int privileges__drop(bool domains, char *errbuf, size_t errlen)
 	 * executed later gets back what is dropped here. The loop ends at the
 	 * first capability this kernel does not know (EINVAL).
 	 */
-	if (prm & CAP_BIT(CAP_SETPCAP)) {
+	if (data[0].effective & CAP_BIT(CAP_SETPCAP)) {
 		for (unsigned c = 0; c < 64; c++) {
 			int have = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
 
