@@ -11,9 +11,11 @@
 #    meta/stats' samples= (written at each sync, every 3 s);
 #  - every 4th, the saved stream replays into a session that reads (its
 #    count is printed beside the files', as a figure).
-# Kill points: 40 delays drawn with a fixed seed, and 12 targeted ones
+# Kill points: 40 delays drawn with a fixed seed, and 13 targeted ones
 # (DOMPROF_TEST_PAUSE_AT): 6 while a sample file's doubled copy waits to be
-# renamed over it, 6 while a metadata file's new content waits likewise.
+# renamed over it, 6 while a metadata file's new content waits likewise, and
+# one in the very first metadata write (the session's marker), after which
+# the next record reuses the directory.
 . "$top_srcdir/tests/t/test-lib.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3
 
@@ -178,7 +180,22 @@ for n in 1 2 3 5 8 13; do
 	check k$kills "$prog meta-write #$n"
 	rm -rf k$kills
 done
+
+# The very first metadata write (meta/session, the marker): a kill there
+# leaves a directory with a temporary file that the next record reuses.
+kills=$((kills + 1))
+start record k$kills
+wait_for 1500 '[ -n "$(find k$kills/meta -name ".*.tmp" 2>/dev/null)" ]'
+seen=$?
+kill9
+[ $seen = 0 ] && [ ! -f k$kills/meta/session ] ||
+	echo "k$kills: not killed in its first metadata write" >>failures
+check k$kills "record meta-write #0 (the marker)"
 unset DOMPROF_TEST_PAUSE_MS DOMPROF_TEST_PAUSE_AT
+domprof record --session-dir k$kills -- true >/dev/null 2>k$kills.again.err &&
+	domprof report --session-dir k$kills >/dev/null ||
+	{ echo "k$kills: the next record does not reuse the directory" >>failures; cat k$kills.again.err >>failures; }
+rm -rf k$kills
 
 sed 's/^/# /' results
 test_expect_success "at least 50 kill points, $random_kills of them at seeded delays" '
