@@ -34,16 +34,16 @@ mono() {
 	date +%s.%N
 }
 
-# start PROG DIR: start a recorder (domprof record -a or domprofd) into DIR,
+# start PROG DIR [OPTS]: start a recorder (domprof record -a or domprofd) into DIR,
 # in the background; sets $pid. The TCG socket is our own, as a killed
 # recorder leaves its socket behind (the next one removes it).
 start() {
 	if [ "$1" = record ]; then
 		domprof record -a --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" \
-			--session-dir "$2" 2>"$2.err" &
+			--session-dir "$2" $3 2>"$2.err" &
 	else
 		domprofd --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" \
-			--session-dir "$2" 2>"$2.err" &
+			--session-dir "$2" $3 2>"$2.err" &
 	fi
 	pid=$!
 }
@@ -125,15 +125,18 @@ while read -r delay <&3; do
 	kills=$((kills + 1))
 	prog=record
 	[ $((kills % 2)) = 0 ] && prog=domprofd
+	# Every 5th with call stacks: their stacks files are written at the syncs too.
+	opts=
+	[ $((kills % 5)) = 0 ] && opts=--callgraph
 	t0=$(mono)
-	start $prog k$kills
+	start $prog k$kills $opts
 	sleep "$(awk -v t0="$t0" -v now="$(mono)" -v d="$delay" \
 		'BEGIN { s = d - (now - t0); print (s > 0 ? s : 0) }')"
 	alive=1
 	kill -0 $pid 2>/dev/null || alive=0
 	kill9
 	[ $alive = 1 ] || { echo "k$kills: $prog was not running at ${delay}s" >>failures; cat k$kills.err >>failures; }
-	check k$kills "$prog +${delay}s"
+	check k$kills "$prog${opts:+ $opts} +${delay}s"
 	rm -rf k$kills
 done 3<delays
 random_kills=$kills
