@@ -40,10 +40,10 @@ mono() {
 start() {
 	if [ "$1" = record ]; then
 		domprof record -a --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" \
-			--session-dir "$2" $3 2>"$2.err" &
+			--session-dir "$2" ${3:-} 2>"$2.err" &
 	else
 		domprofd --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" \
-			--session-dir "$2" $3 2>"$2.err" &
+			--session-dir "$2" ${3:-} 2>"$2.err" &
 	fi
 	pid=$!
 }
