@@ -19,7 +19,14 @@ cp "$(command -v cat)" qemu-system-x86_64
 mkfifo fifo
 exec 8<>fifo
 
-domprof record -a --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" --session-dir s 2>rec.err &
+# The recorder follows domains (--domains all) but samples one idle process
+# (-p): the host's own activity on a shared machine (new binaries, processes,
+# sample files) then adds nothing to its memory and descriptors, and what
+# grows is what the domain's runs leave.
+sleep 600 &
+idle=$!
+test_at_exit "kill $idle 2>/dev/null"
+domprof record -p $idle --domains all --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" --session-dir s 2>rec.err &
 pid=$!
 test_at_exit "kill $pid 2>/dev/null"
 n=0
