@@ -2,7 +2,7 @@
 # Issue 12 item 3: a domain started and stopped 100 times in one session
 # leaks nothing in the recorder: its threads and its descriptors other than
 # sample files are the same after the 100th run as after the 10th, and its
-# anonymous memory grows by less than a small constant.
+# anonymous memory grows by less than 512 KiB (a leak of 6 KiB a run shows).
 #
 # The domain is the cheapest real one: a process whose executable is named
 # qemu-system-x86_64 with QEMU's -name and -uuid (a copy of cat, blocked
@@ -87,7 +87,7 @@ test_expect_success 'threads: as many after the last run as after the warm-up' '
 test_expect_success 'descriptors other than sample files: as many after the last run' '
 	[ "$e_oth" = "$w_oth" ]
 '
-test_expect_success "anonymous memory: less than 2 MiB more after $((RUNS - WARM)) more runs" '
-	[ $((e_rss - w_rss)) -lt 2048 ]
+test_expect_success "anonymous memory: less than 512 KiB more after $((RUNS - WARM)) more runs" '
+	[ $((e_rss - w_rss)) -lt 512 ]
 '
 test_done
