@@ -27,6 +27,12 @@
 
 /* Flush the saved stream about this often, in words. */
 #define SINK_FLUSH_WORDS (1u << 16)
+/*
+ * The metadata is written along the way, as the recorder does at its syncs:
+ * a disk that fills up later leaves the kernel's symbols, the images and the
+ * counts so far beside the sample files, not sample files alone.
+ */
+#define SINK_SYNC_WORDS (1u << 20)
 
 /*
  * Where a perf.data's FINISHED_ROUND records end. The import hands its words
@@ -81,6 +87,8 @@ struct session_sink {
 	struct stream_writer *sw;
 	struct daemon *d;
 	size_t since_flush;
+	size_t since_sync; /* words fed since the metadata was last written */
+	bool synced;
 	int err; /* first error, -errno */
 	/* The progress line of a perf.data import (silent unless prog.on). */
 	struct dp_progress prog;
@@ -94,19 +102,29 @@ static int session_feed(struct session_sink *s, const uint64_t *w, size_t n)
 
 	if (!n)
 		return 0;
-	if (!s->sw) /* a replay: the stream was copied as it is */
-		return daemon__feed(s->d, w, n);
-	ret = stream_writer__write(s->sw, w, n);
-	if (ret < 0)
-		return ret;
-	s->since_flush += n;
-	if (s->since_flush >= SINK_FLUSH_WORDS) {
-		ret = stream_writer__flush(s->sw);
+	if (s->sw) { /* not a replay, whose stream was copied as it is */
+		ret = stream_writer__write(s->sw, w, n);
 		if (ret < 0)
 			return ret;
-		s->since_flush = 0;
+		s->since_flush += n;
+		if (s->since_flush >= SINK_FLUSH_WORDS) {
+			ret = stream_writer__flush(s->sw);
+			if (ret < 0)
+				return ret;
+			s->since_flush = 0;
+		}
 	}
-	return daemon__feed(s->d, w, n);
+	ret = daemon__feed(s->d, w, n);
+	if (ret < 0)
+		return ret;
+	/* The first time soon: the kernel's symbols come at the start. */
+	s->since_sync += n;
+	if (s->since_sync >= (s->synced ? SINK_SYNC_WORDS : SINK_FLUSH_WORDS)) {
+		s->since_sync = 0;
+		s->synced = true;
+		ret = daemon__sync(s->d);
+	}
+	return ret;
 }
 
 static int session_sink_fn(const uint64_t *w, size_t n, void *arg)

@@ -15,7 +15,8 @@ lib_libdpcore_a_SOURCES = \
 	lib/stream.c \
 	lib/agentproto.c \
 	lib/stackfile.c \
-	lib/progress.c
+	lib/progress.c \
+	lib/testpause.c
 lib_libdpcore_a_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 EXTRA_DIST += include/domprof/records.def doc/event-buffer.md
 CORE_LIBS = lib/libdpcore.a $(ZSTD_LIBS)

@@ -16,6 +16,7 @@
 #include "domprof/io.h"
 #include "domprof/metafile.h"
 #include "domprof/session.h"
+#include "domprof/testpause.h"
 
 static int needs_escape(unsigned char c)
 {
@@ -133,6 +134,8 @@ int meta__write_file(int dirfd, const char *relpath, const char *data, size_t le
 	r = dp_write_in_full(fd, data, len);
 	if (close(fd) < 0 && !r)
 		r = -errno;
+	if (!r)
+		dp_test_pause("meta-write");
 	/* Final components only: renameat replaces a symlink there, never follows it. */
 	if (!r && renameat(pfd, tmp, pfd, base) < 0)
 		r = -errno;

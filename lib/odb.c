@@ -31,6 +31,7 @@
 #include "domprof/le.h"
 #include "domprof/odb.h"
 #include "domprof/session.h"
+#include "domprof/testpause.h"
 
 #define ODB_DATA_OFF	(ODB_HEADER_SIZE + ODB_DESCR_SIZE)
 #define ODB_SIZE_OFF	ODB_HEADER_SIZE
@@ -228,6 +229,8 @@ static int odb_build(struct odb *db, const struct odb_header *hdr, uint32_t size
 	ne32_put(map + ODB_SIZE_OFF, size);
 	ne32_put(map + ODB_CURRENT_OFF, cur);
 	odb_rebuild_chains(map, size, cur);
+	if (db->map)
+		dp_test_pause("odb-grow");
 	if (renameat(db->dfd, db->tmp, db->dfd, db->name) < 0) {
 		r = -errno;
 		munmap(map, len);

@@ -53,7 +53,8 @@ static int openat2_safe(int dirfd, const char *relpath, int flags, mode_t mode)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+		/* Whatever the caller and the umask say, nobody else reads a session. */
+		.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode & 0700 : 0,
 		.resolve = RESOLVE_SAFE,
 	};
 	long fd;
@@ -206,10 +207,19 @@ static int is_session_subdir(const char *name)
 	return 0;
 }
 
+/* ".NAME.tmp" (a metadata file being rewritten) or ".NAME.grow" (a sample file growing). */
+static int is_writer_temp(const char *name)
+{
+	size_t len = strlen(name);
+
+	return name[0] == '.' && ((len > 5 && !strcmp(name + len - 4, ".tmp")) ||
+				  (len > 6 && !strcmp(name + len - 5, ".grow")));
+}
+
 /*
- * 1 when the tree under fd holds nothing but directories. A recorder stopped
- * before the daemon wrote the marker leaves such a skeleton; reusing it loses
- * nothing.
+ * 1 when the tree under fd holds nothing but directories (and writers'
+ * temporary files). A recorder stopped before the daemon wrote the marker
+ * leaves such a skeleton; reusing it loses nothing.
  */
 static int only_dirs(int fd, int depth)
 {
@@ -237,8 +247,14 @@ static int only_dirs(int fd, int depth)
 			r = 0;
 			break;
 		}
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode)) {
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = 0;
+			break;
+		}
+		/* A writer killed before the marker leaves its temporary file. */
+		if (S_ISREG(st.st_mode) && depth > 0 && is_writer_temp(de->d_name))
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
 			r = 0;
 			break;
 		}

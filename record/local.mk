@@ -14,7 +14,9 @@ record_libdprecord_a_SOURCES = \
 	record/defs.h \
 	record/defs.c \
 	record/rotate.h \
-	record/rotate.c
+	record/rotate.c \
+	record/privileges.h \
+	record/privileges.c
 record_libdprecord_a_CFLAGS = $(AM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS)
 # Fleet export (doc/fleet.md): its programs link pp/ and $(LIBCURL_LIBS) too.
 record_libdprecord_a_SOURCES += record/export.c include/domprof/export.h

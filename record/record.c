@@ -26,6 +26,7 @@
 #include "domprof/words.h"
 #include "record/defs.h"
 #include "record/domains.h"
+#include "record/privileges.h"
 #include "record/rotate.h"
 #include "record/tcg.h"
 
@@ -378,6 +379,10 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 		     strerror(-ret));
 		goto err;
 	}
+	/* Everything that needs privilege is open; the threads start below. */
+	ret = privileges__drop(!opts->no_domains, errbuf, errlen);
+	if (ret < 0)
+		goto err;
 	if (!opts->no_domains) {
 		const struct collector_event *e0 = collector__event(r->col, 0);
 		/* Agents sample at the host's rate, so their samples weigh the same. */

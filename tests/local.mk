@@ -32,6 +32,11 @@ tests_helper_libdptest_a_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 endif
 TEST_HELPER_LIB = tests/helper/libdptest.a
 
+# odbcheck SESSION: every odb sample file whole, its hash table valid (crash tests).
+check_PROGRAMS += tests/helper/odbcheck
+tests_helper_odbcheck_SOURCES = tests/helper/odbcheck.c
+tests_helper_odbcheck_LDFLAGS =
+
 # Workloads whose profile is known by construction. Built plain (no
 # sanitizers, fixed optimisation) so that their profile does not depend on
 # the configuration being tested.

@@ -1,0 +1,216 @@
+#!/bin/sh
+# Issue 12 item 3: SIGKILL at >= 50 points of `domprof record -a` and
+# domprofd recordings (doc/crash-safety.md). After every kill:
+#  - a session whose marker (meta/session) exists reads: `domprof report`
+#    exits 0 with no note about bad files or malformed metadata, and its
+#    total is the sum of the sample files; a kill before the marker leaves
+#    only directories (and writer temp files) behind;
+#  - every sample file is whole (tests/helper/odbcheck: header, size,
+#    current_size, hash table);
+#  - nothing counted at the last sync is lost: the files hold at least
+#    meta/stats' samples= (written at each sync, every 3 s);
+#  - every 4th, the saved stream replays into a session that reads (its
+#    count is printed beside the files', as a figure).
+# Kill points: 40 delays drawn with a fixed seed, and 13 targeted ones
+# (DOMPROF_TEST_PAUSE_AT): 6 while a sample file's doubled copy waits to be
+# renamed over it, 6 while a metadata file's new content waits likewise, and
+# one in the very first metadata write (the session's marker), after which
+# the next record reuses the directory.
+. "$top_srcdir/tests/t/test-lib.sh"
+test_require ROOT PERF_EVENTS DOMPROF PYTHON3
+
+odbcheck=$top_builddir/tests/helper/odbcheck
+if [ ! -x "$odbcheck" ]; then
+	test_skip 'the SIGKILL matrix' 'tests/helper/odbcheck is not built (make check builds it)'
+	test_done
+fi
+
+# The seeded delays (s after the start), 0.00 to 6.50: the start (about 1-2 s
+# here: kallsyms, the /proc scan), the first rounds, the first sync (3 s into
+# the recording) and after.
+awk 'BEGIN { srand(3400); for (i = 0; i < 40; i++) printf "%.2f\n", rand() * 6.5 }' >delays
+
+mono() {
+	date +%s.%N
+}
+
+# start PROG DIR [OPTS]: start a recorder (domprof record -a or domprofd) into DIR,
+# in the background; sets $pid. The TCG socket is our own, as a killed
+# recorder leaves its socket behind (the next one removes it).
+start() {
+	if [ "$1" = record ]; then
+		domprof record -a --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" \
+			--session-dir "$2" ${3:-} 2>"$2.err" &
+	else
+		domprofd --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" \
+			--session-dir "$2" ${3:-} 2>"$2.err" &
+	fi
+	pid=$!
+}
+
+# wait_for N CMD: run CMD every 20 ms, up to N times, until it succeeds.
+wait_for() {
+	wf_n=0
+	while [ $wf_n -lt "$1" ]; do
+		eval "$2" && return 0
+		kill -0 $pid 2>/dev/null || return 1
+		sleep 0.02
+		wf_n=$((wf_n + 1))
+	done
+	return 1
+}
+
+kill9() {
+	kill -KILL $pid 2>/dev/null
+	wait $pid 2>/dev/null
+}
+
+# check DIR WHAT: the checks after a kill; appends one line to results.
+check() {
+	d=$1
+	if [ ! -f "$d/meta/session" ]; then
+		# Killed before the session existed: nothing written to lose.
+		if [ -n "$(find "$d" -type f ! -name '.*' 2>/dev/null)" ]; then
+			echo "$d $2: no meta/session but files:" >>failures
+			find "$d" -type f >>failures
+		fi
+		echo "$d $2 before-marker" >>results
+		return
+	fi
+	"$odbcheck" "$d" >"$d.odb" || { echo "$d $2: odbcheck" >>failures; cat "$d.odb" >>failures; }
+	files=$(sed -n 's/.*samples=\([0-9]*\).*/\1/p' "$d.odb")
+	temps=$(sed -n 's/.* temps=\([0-9]*\).*/\1/p' "$d.odb")
+	synced=
+	[ -f "$d/meta/stats" ] && synced=$(stat_get "$d" samples)
+	if ! domprof report --session-dir "$d" >"$d.rep" 2>&1 ||
+		grep -qiE "bad sample files|malformed|skipped" "$d.rep"; then
+		echo "$d $2: report" >>failures
+		tail -n 20 "$d.rep" >>failures
+	fi
+	if ! domprof report --session-dir "$d" --symbols --format csv >"$d.csv" 2>"$d.csv.err" ||
+		grep -qiE "bad sample files|malformed|skipped" "$d.csv.err"; then
+		echo "$d $2: report --symbols" >>failures
+		tail -n 20 "$d.csv.err" >>failures
+	fi
+	reported=$(csv_sum "$d.csv")
+	[ "$reported" = "$files" ] ||
+		echo "$d $2: report --symbols counts $reported, the files $files" >>failures
+	[ "${synced:-0}" -le "${files:-0}" ] ||
+		echo "$d $2: meta/stats says $synced samples at the last sync, the files hold $files" \
+			>>failures
+	# The saved stream, replayed: it must import and read. Its count is a
+	# figure, not a bound: each round's words reach the stream before the
+	# sample files, so it may be ahead by the round being written at the kill.
+	replayed=-
+	if [ $((kills % 4)) = 0 ] && [ -s "$d/raw/events.zst" ]; then
+		domprof import "$d/raw/events.zst" --session-dir "$d.replay" >/dev/null 2>"$d.replay.err"
+		if [ $? -ge 128 ]; then
+			echo "$d $2: the import of its saved stream crashed" >>failures
+		elif [ -f "$d.replay/meta/session" ]; then
+			replayed=$("$odbcheck" "$d.replay" | sed -n 's/.*samples=\([0-9]*\).*/\1/p')
+			domprof report --session-dir "$d.replay" >/dev/null 2>&1 ||
+				echo "$d $2: the replay of its saved stream does not read" >>failures
+		fi
+		rm -rf "$d.replay"
+	fi
+	echo "$d $2 files=$files synced=${synced:-0} replayed=$replayed temps=$temps" >>results
+}
+
+: >results
+: >failures
+kills=0
+
+# The seeded delays, alternating domprof record -a and domprofd.
+while read -r delay <&3; do
+	kills=$((kills + 1))
+	prog=record
+	[ $((kills % 2)) = 0 ] && prog=domprofd
+	# Every 5th with call stacks: their stacks files are written at the syncs too.
+	opts=
+	[ $((kills % 5)) = 0 ] && opts=--callgraph
+	t0=$(mono)
+	start $prog k$kills $opts
+	sleep "$(awk -v t0="$t0" -v now="$(mono)" -v d="$delay" \
+		'BEGIN { s = d - (now - t0); print (s > 0 ? s : 0) }')"
+	alive=1
+	kill -0 $pid 2>/dev/null || alive=0
+	kill9
+	[ $alive = 1 ] || { echo "k$kills: $prog was not running at ${delay}s" >>failures; cat k$kills.err >>failures; }
+	check k$kills "$prog${opts:+ $opts} +${delay}s"
+	rm -rf k$kills
+done 3<delays
+random_kills=$kills
+
+# A sample file growing: its doubled copy (.NAME.grow) is written and waits
+# before the rename. The n-th growth seen is killed.
+export DOMPROF_TEST_PAUSE_MS=400 DOMPROF_TEST_PAUSE_AT=odb-grow
+for n in 1 2 3 4 5 6; do
+	kills=$((kills + 1))
+	prog=record
+	[ $((n % 2)) = 0 ] && prog=domprofd
+	start $prog k$kills
+	seen=0
+	while [ $seen -lt $n ] &&
+		wait_for 1500 '[ -n "$(find k$kills/samples -name ".*.grow" 2>/dev/null)" ]'; do
+		seen=$((seen + 1))
+		[ $seen -lt $n ] && sleep 0.45
+	done
+	kill9
+	[ $seen = $n ] || echo "k$kills: growth $n was not seen ($seen)" >>failures
+	check k$kills "$prog odb-grow #$n"
+	[ "$(sed -n 's/.* temps=\([0-9]*\).*/\1/p' k$kills.odb)" -ge 1 ] ||
+		echo "k$kills: killed mid-growth but no .grow file left" >>failures
+	rm -rf k$kills
+done
+
+# A metadata file rewritten at a sync (every 3 s): its .NAME.tmp is written
+# and waits before the rename. Killed at the n-th one after collection began.
+DOMPROF_TEST_PAUSE_AT=meta-write
+for n in 1 2 3 5 8 13; do
+	kills=$((kills + 1))
+	prog=domprofd
+	[ $((n % 2)) = 0 ] && prog=record
+	start $prog k$kills
+	wait_for 1500 '[ -s k$kills.err ]'
+	seen=0
+	while [ $seen -lt $n ] &&
+		wait_for 1500 '[ -n "$(find k$kills -name ".*.tmp" 2>/dev/null)" ]'; do
+		seen=$((seen + 1))
+		[ $seen -lt $n ] && sleep 0.45
+	done
+	kill9
+	[ $seen = $n ] || echo "k$kills: metadata write $n was not seen ($seen)" >>failures
+	check k$kills "$prog meta-write #$n"
+	rm -rf k$kills
+done
+
+# The very first metadata write (meta/session, the marker): a kill there
+# leaves a directory with a temporary file that the next record reuses.
+kills=$((kills + 1))
+start record k$kills
+wait_for 1500 '[ -n "$(find k$kills/meta -name ".*.tmp" 2>/dev/null)" ]'
+seen=$?
+kill9
+[ $seen = 0 ] && [ ! -f k$kills/meta/session ] ||
+	echo "k$kills: not killed in its first metadata write" >>failures
+check k$kills "record meta-write #0 (the marker)"
+unset DOMPROF_TEST_PAUSE_MS DOMPROF_TEST_PAUSE_AT
+domprof record --session-dir k$kills -- true >/dev/null 2>k$kills.again.err &&
+	domprof report --session-dir k$kills >/dev/null ||
+	{ echo "k$kills: the next record does not reuse the directory" >>failures; cat k$kills.again.err >>failures; }
+rm -rf k$kills
+
+sed 's/^/# /' results
+test_expect_success "at least 50 kill points, $random_kills of them at seeded delays" '
+	[ "$(wc -l <results)" = $kills ] && [ $kills -ge 50 ]
+'
+test_expect_success 'most kills hit a running session (after its marker was written)' '
+	n=$(grep -vc before-marker results) && echo "$n of $kills" && [ "$n" -ge 40 ]
+'
+test_expect_success 'every killed session reads, whole, with what its last sync counted' '
+	cat failures && [ ! -s failures ]
+'
+test_expect_success 'kills came after syncs too: some sessions had counted samples at a sync' '
+	[ "$(grep -c " synced=[1-9]" results)" -ge 10 ]
+'
+test_done
