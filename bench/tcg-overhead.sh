@@ -102,6 +102,11 @@ for w in $workloads; do
 	for v in $variants; do
 		[ -s "$tmp/$w.$v.exit" ] && echo "  $v: $(sed 's/^domprof-tcg: //' "$tmp/$w.$v.exit")"
 	done
+	# One line per plugin variant for bench/run.sh's table: "result WORKLOAD VARIANT RATIO".
+	for v in $variants; do
+		[ $v = none ] || echo "result $w $v $(awk -v a="$(median "$tmp/$w.$v")" -v b="$none" \
+			'BEGIN { printf "%.3f", a / b }') x none (target <= 1.15)"
+	done
 done
 kill $dump_pid 2>/dev/null
 wait $dump_pid 2>/dev/null

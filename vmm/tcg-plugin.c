@@ -257,6 +257,7 @@ static struct inl {
 	size_t npcs, pcs_cap;
 	uint64_t lost; /* and those it cannot name */
 	uint64_t last_scan, next_scan;
+	uint64_t scans, scan_ns; /* the helper's cost, for the exit line */
 } inl = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static inline struct islot *islot_at(uint32_t i)
@@ -355,6 +356,7 @@ static void inline_scan(uint64_t now, bool emit)
 
 	inl.npcs = 0;
 	inl.lost = 0;
+	inl.scans++;
 	for (uint32_t c = 0; c * INLINE_CHUNK < n; c++) {
 		uint32_t m =
 			n - c * INLINE_CHUNK < INLINE_CHUNK ? n - c * INLINE_CHUNK : INLINE_CHUNK;
@@ -404,6 +406,7 @@ static int64_t inline_tick(int64_t ns)
 	if (now >= inl.next_scan) {
 		inline_scan(now, true);
 		inl.next_scan = now + INLINE_SCAN_NS;
+		inl.scan_ns += dp_now_ns() - now;
 	}
 	return (int64_t)(inl.next_scan - now) < ns ? (int64_t)(inl.next_scan - now) : ns;
 }
@@ -662,6 +665,11 @@ static void plugin_exit(qemu_plugin_id_t id, void *unused)
 		snprintf(end, sizeof(line) - (size_t)(end - line),
 			 ", %" PRIu64 " blocks executed (%.1f instructions each)\n", blocks,
 			 (double)insns / (double)blocks);
+	end = line + strlen(line) - 1;
+	if (pl.inline_mode)
+		snprintf(end, sizeof(line) - (size_t)(end - line),
+			 ", mode=inline: %u block addresses, %" PRIu64 " scans, %.1f ms in them\n",
+			 atomic_load(&inl.nslots), inl.scans, (double)inl.scan_ns / 1e6);
 	/* qemu_plugin_outs() prints only under -d plugin; QEMU's stderr is its log. */
 	fputs(line, stderr);
 }
