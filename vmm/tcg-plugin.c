@@ -69,6 +69,7 @@ struct vcpu {
 	uint64_t count; /* instructions since the last sample */
 	uint64_t insns; /* all of them, for the summary at exit */
 	uint64_t samples;
+	uint64_t blocks;     /* executed, counted under floor=1 only (benchmarks) */
 	uint64_t drops;	     /* in all */
 	uint64_t pending;    /* lost while no ring was attached, not yet reported */
 	uint64_t ring_drops; /* reported in the current ring */
@@ -80,6 +81,7 @@ struct vcpu {
 static struct plugin {
 	uint64_t period;
 	bool floor;
+	bool inline_mode; /* mode=inline: per-block counters, sampled by the helper */
 	uint32_t target;
 	uint32_t nvcpus;
 	struct vcpu *vcpus;
@@ -135,15 +137,9 @@ static inline uint64_t *ctl_word(const struct ring *r, uint32_t vcpu, unsigned w
 	return (uint64_t *)(r->base + TCGRING_CTL_OFF + (size_t)vcpu * TCGRING_CTL_SIZE) + word;
 }
 
-/*
- * Out of line: inlined, its registers were saved and restored on every
- * tb_exec() call, samples or not, which cost 15 % of the guest's run time
- * over the floor (bench/tcg-overhead.sh).
- */
-__attribute__((noinline, cold)) static void take_sample(struct vcpu *v, unsigned int idx,
-							uint64_t pc)
+/* One slot of vCPU IDX's sub-ring, or one drop when LOST, or there is no room or no ring. */
+static void put_sample(struct vcpu *v, unsigned int idx, uint64_t pc, uint64_t now, bool lost)
 {
-	uint64_t now = dp_now_ns();
 	struct ring *r;
 	uint64_t tail, *slot;
 
@@ -166,7 +162,7 @@ __attribute__((noinline, cold)) static void take_sample(struct vcpu *v, unsigned
 	}
 	tail = __atomic_load_n(ctl_word(r, idx, TCGRING_CTL_TAIL), __ATOMIC_ACQUIRE);
 	/* A tail ahead of the head (a broken daemon) wraps to "full": never out of bounds. */
-	if (v->head - tail >= r->nslots) {
+	if (lost || v->head - tail >= r->nslots) {
 		v->ring_drops++;
 		v->drops++;
 		__atomic_store_n(ctl_word(r, idx, TCGRING_CTL_DROPS), v->ring_drops,
@@ -183,6 +179,17 @@ __attribute__((noinline, cold)) static void take_sample(struct vcpu *v, unsigned
 	v->samples++;
 out:
 	atomic_store_explicit(&v->busy, 0, memory_order_release);
+}
+
+/*
+ * Out of line: inlined, its registers were saved and restored on every
+ * tb_exec() call, samples or not, which cost 15 % of the guest's run time
+ * over the floor (bench/tcg-overhead.sh).
+ */
+__attribute__((noinline, cold)) static void take_sample(struct vcpu *v, unsigned int idx,
+							uint64_t pc)
+{
+	put_sample(v, idx, pc, dp_now_ns(), false);
 }
 
 static void tb_exec(unsigned int idx, void *udata)
@@ -207,15 +214,220 @@ static void tb_exec_floor(unsigned int idx, void *udata)
 	if (__builtin_expect(idx >= pl.nvcpus, 0))
 		return;
 	pl.vcpus[idx].count += (uintptr_t)udata >> 48;
+	pl.vcpus[idx].blocks++;
+}
+
+/* ---- mode=inline: per-block counters, no callback ----------------------- */
+
+/*
+ * QEMU 7.2 can add a constant to a fixed u64 each time a TB runs (generated
+ * code, no call) but has no per-vCPU or conditional form. So each distinct
+ * block address gets a counter of its own that the TB adds its instruction
+ * count to, and the helper thread reads them all every INLINE_SCAN_NS: the
+ * instructions run since the last scan, block by block, are cut into periods
+ * and each period is a sample of the block it ends in: the same weight as
+ * the callback's (a block chosen with a probability proportional to its
+ * instructions), but the vCPU is unknown (every sample is vCPU 0's) and the
+ * time is only known to the scan interval (the samples of one scan are
+ * spread evenly over it). Counters are never freed: retranslated blocks and
+ * old translations still add to them.
+ */
+#define INLINE_SCAN_NS	 10000000ll
+#define INLINE_CHUNK	 4096u
+#define INLINE_MAX_CHUNK 1024u /* 4 M distinct block addresses */
+
+struct islot {
+	uint64_t count; /* written by generated code, read by the helper */
+	uint64_t pc;
+};
+
+static struct inl {
+	pthread_mutex_t lock; /* translation: the index and new slots */
+	struct islot *chunk[INLINE_MAX_CHUNK];
+	atomic_uint nslots; /* published after the slot is set up */
+	uint32_t *index;    /* open addressing by pc: slot + 1, 0 free */
+	uint32_t index_size;
+	uint64_t overflow; /* blocks past the cap share it: their samples are drops */
+	/* The helper's side. */
+	uint64_t *seen[INLINE_MAX_CHUNK];
+	uint64_t overflow_seen;
+	uint64_t phase; /* instructions since the last period ended */
+	uint64_t insns; /* all scanned */
+	uint64_t *pcs;	/* the samples of one scan */
+	size_t npcs, pcs_cap;
+	uint64_t lost; /* and those it cannot name */
+	uint64_t last_scan, next_scan;
+	uint64_t scans, scan_ns; /* the helper's cost, for the exit line */
+} inl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static inline struct islot *islot_at(uint32_t i)
+{
+	return &inl.chunk[i / INLINE_CHUNK][i % INLINE_CHUNK];
+}
+
+static inline uint32_t pc_hash(uint64_t pc)
+{
+	return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+static int index_grow(void)
+{
+	uint32_t size = inl.index_size ? inl.index_size * 2 : 1u << 14;
+	uint32_t *t = calloc(size, sizeof(*t));
+	uint32_t n = atomic_load_explicit(&inl.nslots, memory_order_relaxed);
+
+	if (!t)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t h = pc_hash(islot_at(i)->pc) & (size - 1);
+
+		while (t[h])
+			h = (h + 1) & (size - 1);
+		t[h] = i + 1;
+	}
+	free(inl.index);
+	inl.index = t;
+	inl.index_size = size;
+	return 0;
+}
+
+/* The counter of the blocks at PC (under inl.lock); the shared overflow one past the cap. */
+static uint64_t *islot_get(uint64_t pc)
+{
+	uint32_t n = atomic_load_explicit(&inl.nslots, memory_order_relaxed), h;
+	struct islot *sl;
+
+	if ((uint64_t)n * 2 >= inl.index_size && index_grow() < 0)
+		return &inl.overflow;
+	for (h = pc_hash(pc) & (inl.index_size - 1); inl.index[h];
+	     h = (h + 1) & (inl.index_size - 1))
+		if (islot_at(inl.index[h] - 1)->pc == pc)
+			return &islot_at(inl.index[h] - 1)->count;
+	if (n >= INLINE_CHUNK * INLINE_MAX_CHUNK)
+		return &inl.overflow;
+	if (!inl.chunk[n / INLINE_CHUNK]) {
+		sl = aligned_alloc(64, sizeof(*sl) * INLINE_CHUNK);
+		if (!sl)
+			return &inl.overflow;
+		memset(sl, 0, sizeof(*sl) * INLINE_CHUNK);
+		inl.chunk[n / INLINE_CHUNK] = sl;
+	}
+	sl = islot_at(n);
+	sl->pc = pc;
+	inl.index[h] = n + 1;
+	atomic_store_explicit(&inl.nslots, n + 1, memory_order_release);
+	return &sl->count;
+}
+
+/* Counts read since the last call: racing vCPUs can lose an add, never make one up. */
+static uint64_t delta_of(uint64_t *counter, uint64_t *seen)
+{
+	uint64_t c = __atomic_load_n(counter, __ATOMIC_RELAXED), d = c - *seen;
+
+	*seen = c;
+	return (int64_t)d > 0 ? d : 0;
+}
+
+static void inline_pc(uint64_t pc)
+{
+	if (inl.npcs == inl.pcs_cap) {
+		size_t cap = inl.pcs_cap ? inl.pcs_cap * 2 : 1024;
+		uint64_t *p = cap <= (1u << 20) ? realloc(inl.pcs, cap * sizeof(*p)) : NULL;
+
+		if (!p) {
+			inl.lost++;
+			return;
+		}
+		inl.pcs = p;
+		inl.pcs_cap = cap;
+	}
+	inl.pcs[inl.npcs++] = pc;
+}
+
+/*
+ * The helper's scan: instructions since the last one, per block, cut into
+ * periods. EMIT false (at exit) only counts them.
+ */
+static void inline_scan(uint64_t now, bool emit)
+{
+	uint32_t n = atomic_load_explicit(&inl.nslots, memory_order_acquire);
+	struct vcpu *v = &pl.vcpus[0];
+	uint64_t d, span;
+
+	inl.npcs = 0;
+	inl.lost = 0;
+	inl.scans++;
+	for (uint32_t c = 0; c * INLINE_CHUNK < n; c++) {
+		uint32_t m =
+			n - c * INLINE_CHUNK < INLINE_CHUNK ? n - c * INLINE_CHUNK : INLINE_CHUNK;
+
+		if (!inl.seen[c]) {
+			inl.seen[c] = calloc(INLINE_CHUNK, sizeof(uint64_t));
+			if (!inl.seen[c])
+				break; /* read next time: the counts wait */
+		}
+		for (uint32_t i = 0; i < m; i++) {
+			d = delta_of(&inl.chunk[c][i].count, &inl.seen[c][i]);
+			if (!d)
+				continue;
+			inl.insns += d;
+			inl.phase += d;
+			while (inl.phase >= pl.period) {
+				inl.phase -= pl.period;
+				if (emit)
+					inline_pc(inl.chunk[c][i].pc);
+			}
+		}
+	}
+	/* Blocks past the cap: counted, their samples lost. */
+	d = delta_of(&inl.overflow, &inl.overflow_seen);
+	inl.insns += d;
+	inl.phase += d;
+	for (; inl.phase >= pl.period; inl.phase -= pl.period)
+		inl.lost++;
+	v->insns = inl.insns;
+	if (!emit)
+		return;
+	span = now - inl.last_scan;
+	for (size_t i = 0; i < inl.npcs; i++)
+		put_sample(v, 0, inl.pcs[i], inl.last_scan + span * (i + 1) / inl.npcs, false);
+	for (; inl.lost; inl.lost--)
+		put_sample(v, 0, 0, now, true);
+	inl.last_scan = now;
+}
+
+/* Due scans, and how long until the next one, at most NS. */
+static int64_t inline_tick(int64_t ns)
+{
+	uint64_t now = dp_now_ns();
+
+	if (!pl.inline_mode)
+		return ns;
+	if (now >= inl.next_scan) {
+		inline_scan(now, true);
+		inl.next_scan = now + INLINE_SCAN_NS;
+		inl.scan_ns += dp_now_ns() - now;
+	}
+	return (int64_t)(inl.next_scan - now) < ns ? (int64_t)(inl.next_scan - now) : ns;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
-	void *ud = tb_pack(qemu_plugin_tb_vaddr(tb), qemu_plugin_tb_n_insns(tb));
+	uint64_t pc = qemu_plugin_tb_vaddr(tb);
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	uint64_t *counter;
 
 	(void)id;
+	if (pl.inline_mode) {
+		pthread_mutex_lock(&inl.lock);
+		counter = islot_get(pc);
+		pthread_mutex_unlock(&inl.lock);
+		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, counter,
+							 n);
+		return;
+	}
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, pl.floor ? tb_exec_floor : tb_exec,
-					     QEMU_PLUGIN_CB_NO_REGS, ud);
+					     QEMU_PLUGIN_CB_NO_REGS, tb_pack(pc, n));
 }
 
 /* ---- the helper thread: connection and ring --------------------------- */
@@ -233,12 +445,13 @@ static bool helper_wait(int64_t ns, int sock)
 	int64_t end = mono_ns() + ns;
 
 	for (;;) {
-		int64_t left = end - mono_ns();
+		int64_t left = end - mono_ns(), wait;
 		int n;
 
 		if (left <= 0)
 			return false;
-		n = poll(p, sock >= 0 ? 2 : 1, (int)((left + 999999) / 1000000));
+		wait = inline_tick(left);
+		n = poll(p, sock >= 0 ? 2 : 1, (int)((wait + 999999) / 1000000));
 		if (n < 0 && errno != EINTR)
 			return false;
 		if (n > 0 && p[0].revents)
@@ -424,8 +637,8 @@ static void *helper_main(void *unused)
 
 static void plugin_exit(qemu_plugin_id_t id, void *unused)
 {
-	uint64_t insns = 0, samples = 0, drops = 0;
-	char line[256];
+	uint64_t insns = 0, samples = 0, drops = 0, blocks = 0;
+	char line[320], *end;
 
 	(void)id;
 	(void)unused;
@@ -434,15 +647,29 @@ static void plugin_exit(qemu_plugin_id_t id, void *unused)
 			pthread_join(pl.helper, NULL);
 		pl.helper_started = false;
 	}
+	if (pl.inline_mode)
+		inline_scan(dp_now_ns(), false);
 	for (uint32_t i = 0; i < pl.nvcpus; i++) {
 		insns += pl.vcpus[i].insns + pl.vcpus[i].count;
 		samples += pl.vcpus[i].samples;
 		drops += pl.vcpus[i].drops;
+		blocks += pl.vcpus[i].blocks;
 	}
 	snprintf(line, sizeof(line),
 		 "domprof-tcg: %" PRIu64 " guest instructions, %" PRIu64 " samples, %" PRIu64
 		 " dropped, %" PRIu64 " connections, %llu blocks above 48 bits\n",
 		 insns, samples, drops, pl.connects, (unsigned long long)atomic_load(&pl.unpacked));
+	/* The floor counts blocks too: the benchmark's instructions per block. */
+	end = line + strlen(line) - 1;
+	if (pl.floor && blocks)
+		snprintf(end, sizeof(line) - (size_t)(end - line),
+			 ", %" PRIu64 " blocks executed (%.1f instructions each)\n", blocks,
+			 (double)insns / (double)blocks);
+	end = line + strlen(line) - 1;
+	if (pl.inline_mode)
+		snprintf(end, sizeof(line) - (size_t)(end - line),
+			 ", mode=inline: %u block addresses, %" PRIu64 " scans, %.1f ms in them\n",
+			 atomic_load(&inl.nslots), inl.scans, (double)inl.scan_ns / 1e6);
 	/* qemu_plugin_outs() prints only under -d plugin; QEMU's stderr is its log. */
 	fputs(line, stderr);
 }
@@ -507,8 +734,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		} else if (!strcmp(a, "floor=0") || !strcmp(a, "floor=off") ||
 			   !strcmp(a, "floor=false")) {
 			pl.floor = false;
+		} else if (!strcmp(a, "mode=exact")) {
+			pl.inline_mode = false;
+		} else if (!strcmp(a, "mode=inline")) {
+			pl.inline_mode = true;
 		} else {
-			return plugin_error("unknown argument (period=N, socket=PATH, floor=0|1): ",
+			return plugin_error("unknown argument (period=N, socket=PATH, floor=0|1, "
+					    "mode=exact|inline): ",
 					    a);
 		}
 	}
@@ -528,6 +760,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return plugin_error("out of memory", "");
 	memset(pl.vcpus, 0, sizeof(struct vcpu) * pl.nvcpus);
 
+	inl.last_scan = inl.next_scan = dp_now_ns();
 	if (!pl.floor) {
 		if (pipe2(pl.stop_pipe, O_CLOEXEC) < 0)
 			return plugin_error("cannot make a pipe: ", strerror(errno));

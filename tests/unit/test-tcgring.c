@@ -485,6 +485,8 @@ struct qemu_plugin_tb {
 	size_t n;
 	qemu_plugin_vcpu_udata_cb_t exec;
 	void *udata;
+	uint64_t *inline_ptr; /* mode=inline: what the generated code would add to */
+	uint64_t inline_imm;
 };
 
 static qemu_plugin_vcpu_tb_trans_cb_t fake_trans;
@@ -504,6 +506,14 @@ void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin
 	tb->udata = userdata;
 }
 
+void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb, enum qemu_plugin_op op,
+					      void *ptr, uint64_t imm)
+{
+	assert_int_equal(op, QEMU_PLUGIN_INLINE_ADD_U64);
+	tb->inline_ptr = ptr;
+	tb->inline_imm = imm;
+}
+
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata)
 {
 	(void)id;
@@ -521,14 +531,27 @@ uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb)
 	return tb->vaddr;
 }
 
+static uint64_t fake_insns; /* executed by run_tb() */
+
+/* What QEMU does when TB runs: the callback, or the inline add. */
+static void run_tb(struct qemu_plugin_tb *tb, unsigned int vcpu)
+{
+	fake_insns += tb->n;
+	if (tb->inline_ptr)
+		__atomic_store_n(tb->inline_ptr, *tb->inline_ptr + tb->inline_imm,
+				 __ATOMIC_RELAXED);
+	else
+		tb->exec(vcpu, tb->udata);
+}
+
 /* Run the two TBs on vCPUs 0 and 1, polling the server, until COND or SECS pass. */
 #define RUN_UNTIL(f, tbs, cond, secs)                                                              \
 	do {                                                                                       \
 		uint64_t end_ = now_ns() + (secs)*SEC;                                             \
 		while (!(cond) && now_ns() < end_) {                                               \
 			for (int k_ = 0; k_ < 100; k_++) {                                         \
-				(tbs)[0].exec(0, (tbs)[0].udata);                                  \
-				(tbs)[1].exec(1, (tbs)[1].udata);                                  \
+				run_tb(&(tbs)[0], 0);                                              \
+				run_tb(&(tbs)[1], 1);                                              \
 			}                                                                          \
 			if ((f)->srv)                                                              \
 				poll_srv(f);                                                       \
@@ -609,6 +632,83 @@ static void test_real_plugin(void **state)
 	/* Left loaded: QEMU never unloads a plugin either. */
 }
 
+/*
+ * mode=inline: per-block counters read by the plugin's thread. Another copy
+ * of the .so, so that its state is fresh (QEMU never loads one twice).
+ */
+static void test_real_plugin_inline(void **state)
+{
+	struct fixture *f = *state;
+	const char *top = getenv("top_builddir");
+	char so[PATH_MAX], copy[PATH_MAX], cmd[2 * PATH_MAX + 16], arg_sock[200];
+	char *argv[] = {arg_sock, (char *)"period=1000", (char *)"mode=inline"};
+	qemu_info_t info = {.target_name = "x86_64", .version = {1, 1}, .system_emulation = true};
+	struct qemu_plugin_tb tbs[3] = {{.vaddr = 0x401000, .n = 100},
+					{.vaddr = 0xffffffff81000000ull, .n = 50},
+					{.vaddr = 0x401000, .n = 100}};
+	int (*install)(qemu_plugin_id_t, const qemu_info_t *, int, char **);
+	struct tcgserver_stats st;
+	unsigned users = 0, kernels = 0;
+	uint64_t last = 0;
+	void *h;
+
+	snprintf(so, sizeof(so), "%s/vmm/domprof-tcg.so", top ? top : ".");
+	if (access(so, R_OK) < 0) {
+		print_message("# %s is not built: skipping\n", so);
+		skip();
+	}
+	snprintf(copy, sizeof(copy), "%s/inline.so", f->dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", so, copy);
+	assert_int_equal(system(cmd), 0);
+	info.system.smp_vcpus = info.system.max_vcpus = 2;
+	snprintf(arg_sock, sizeof(arg_sock), "socket=%s", f->path);
+	h = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	install = (int (*)(qemu_plugin_id_t, const qemu_info_t *, int, char **))dlsym(
+		h, "qemu_plugin_install");
+	assert_non_null(install);
+	assert_int_equal(install(1, &info, 3, argv), 0);
+	fake_trans(1, &tbs[0]);
+	fake_trans(1, &tbs[1]);
+	fake_trans(1, &tbs[2]); /* a retranslation: the same counter */
+	assert_ptr_equal(tbs[0].inline_ptr, tbs[2].inline_ptr);
+	assert_ptr_not_equal(tbs[0].inline_ptr, tbs[1].inline_ptr);
+	assert_null(tbs[0].exec);
+	assert_int_equal(tbs[1].inline_imm, 50);
+
+	fake_insns = 0;
+	serve(f, 4096);
+	RUN_UNTIL(f, tbs, f->seen.n >= 200, 5);
+	assert_int_equal(f->seen.connected, 1);
+	assert_true(f->seen.n >= 200);
+	/* No more samples than periods run, and no slot the server refused. */
+	assert_true(f->seen.n + f->seen.drops <= fake_insns / 1000);
+	tcgserver__stats(f->srv, &st);
+	assert_int_equal(st.bad_samples, 0);
+	for (unsigned i = 0; i < f->seen.n && i < MAX_SEEN; i++) {
+		const struct tcgserver_sample *s = &f->seen.s[i];
+
+		assert_int_equal(s->pid, getpid());
+		assert_int_equal(s->vcpu, 0); /* unknown in this mode: all vCPU 0's */
+		assert_true(s->time_ns >= last);
+		last = s->time_ns;
+		if (s->pc == 0x401000) {
+			assert_false(s->kernel);
+			users++;
+		} else {
+			assert_int_equal(s->pc, 0xffffffff81000000ull);
+			assert_true(s->kernel);
+			kernels++;
+		}
+	}
+	/* Weighted by instructions: 100 per call against 50, so about 2:1. */
+	assert_true(users > kernels * 3 / 2 && users < kernels * 5 / 2);
+
+	fake_atexit(1, NULL);
+	tcgserver__poll(f->srv, now_ns(), &ops, &f->seen);
+	assert_int_equal(f->seen.gone, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -620,6 +720,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reconnect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_real_plugin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_real_plugin_inline, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
