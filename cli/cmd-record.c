@@ -78,11 +78,13 @@ static void usage_daemon(FILE *f)
 		"      --guest-sampling auto|host|agent, --passive-domains NAME,...,\n"
 		"      --passive-images FILE,..., --passive-slide NAME=HEX\n"
 		"                          guest code, as for `domprof record`\n"
+		"      --tcg-socket PATH   where QEMU TCG plugins connect (default %s)\n"
 		"      --timeline-ms MS, --no-sched\n"
 		"                          the domains' timeline and scheduler tracepoints, as\n"
 		"                          for `domprof record`\n"
 		"  -h, --help              this text\n",
-		DAEMON_SESSION_DIR, DP_DEFAULT_FREQ, COLLECTOR_DEFAULT_PAGES);
+		DAEMON_SESSION_DIR, DP_DEFAULT_FREQ, COLLECTOR_DEFAULT_PAGES,
+		TCGRING_DEFAULT_SOCKET);
 }
 
 /* The default directory's parent may not exist yet on a fresh host. */
