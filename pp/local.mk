@@ -111,3 +111,12 @@ tests_unit_test_annotate_SOURCES = tests/unit/test-annotate.c
 tests_unit_test_annotate_CFLAGS = $(UNIT_CFLAGS) $(ELF_CFLAGS)
 tests_unit_test_annotate_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(CAPSTONE_LIBS) $(UNIT_LIBS)
 endif
+# report --diff's unit test (its rules were lost in the merge of wip-diff).
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test-report-diff
+TESTS += tests/unit/test-report-diff
+tests_unit_test_report_diff_SOURCES = tests/unit/test-report-diff.c
+tests_unit_test_report_diff_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_report_diff_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/pp
+tests_unit_test_report_diff_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
+endif

@@ -25,6 +25,8 @@ PACKAGES=(
 	chromium fonts-dejavu-core
 	# report --format pprof, and go tool pprof for its test
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
+	# man-page lint, units' check (systemd-analyze, systemd.pc), setpriv
+	mandoc systemd
 )
 
 stamp_dir=${DOMPROF_DEPS_STAMP_DIR:-/var/cache/domprof}

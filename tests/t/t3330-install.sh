@@ -1,7 +1,9 @@
 #!/bin/sh
 # `make install DESTDIR=...` puts the programs, the TCG plugin, the units, the
 # man pages and the completion where configure said, and nothing else;
-# `make uninstall` takes them all away again.
+# `make uninstall` takes them all away again. `make dist` carries every file
+# of the repository (what `make distcheck` proves only for what one build
+# and its tests happen to need).
 . "$top_srcdir/tests/t/test-lib.sh"
 test_require DOMPROF
 prereq_MAKE() { command -v make >/dev/null 2>&1 || { echo "needs make"; return 1; }; }
@@ -71,4 +73,21 @@ test_expect_success 'make uninstall DESTDIR= leaves no file behind' '
 	left=$(find "$dest" ! -type d)
 	test -z "$left" || { echo "left: $left"; exit 1; }
 '
+# Tracked files that are not part of a release: the repository's own
+# settings and CI entry point.
+not_dist='^(\.gitignore|\.clang-format|\.ci/.*)$'
+if git -C "$top_srcdir" rev-parse --show-toplevel >/dev/null 2>&1 &&
+	[ "$(git -C "$top_srcdir" rev-parse --show-toplevel)" = "$(cd "$top_srcdir" && pwd -P)" ]; then
+	test_expect_success 'make distdir holds every file git tracks' '
+		mk distdir distdir="$TEST_DIR/d" top_distdir="$TEST_DIR/d" >dist.out 2>&1 ||
+			{ tail -n 30 dist.out; exit 1; }
+		git -C "$top_srcdir" ls-files | grep -Ev "$not_dist" | LC_ALL=C sort >tracked &&
+		(cd d && find . -type f | sed "s|^\./||") | LC_ALL=C sort >dist &&
+		LC_ALL=C comm -23 tracked dist >missing &&
+		cat missing &&
+		! test -s missing
+	'
+else
+	test_skip 'make distdir holds every file git tracks' 'the source tree is not a git checkout'
+fi
 test_done
