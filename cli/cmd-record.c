@@ -72,19 +72,19 @@ static void usage_daemon(FILE *f)
 		"%d)\n"
 		"  -g, --callgraph[=fp|dwarf[,SIZE]]\n"
 		"                          record call stacks, as for `domprof record`\n"
+		"      --tcg-socket PATH   where QEMU TCG plugins connect "
+		"(default " TCGRING_DEFAULT_SOCKET ")\n"
 		"      --connect URI, --no-libvirt, --vmm-pid NAME=PID, --domains "
 		"all|none|NAME,...\n"
 		"                          where domains are found, as for `domprof record`\n"
 		"      --guest-sampling auto|host|agent, --passive-domains NAME,...,\n"
 		"      --passive-images FILE,..., --passive-slide NAME=HEX\n"
 		"                          guest code, as for `domprof record`\n"
-		"      --tcg-socket PATH   where QEMU TCG plugins connect (default %s)\n"
 		"      --timeline-ms MS, --no-sched\n"
 		"                          the domains' timeline and scheduler tracepoints, as\n"
 		"                          for `domprof record`\n"
 		"  -h, --help              this text\n",
-		DAEMON_SESSION_DIR, DP_DEFAULT_FREQ, COLLECTOR_DEFAULT_PAGES,
-		TCGRING_DEFAULT_SOCKET);
+		DAEMON_SESSION_DIR, DP_DEFAULT_FREQ, COLLECTOR_DEFAULT_PAGES);
 }
 
 /* The default directory's parent may not exist yet on a fresh host. */
