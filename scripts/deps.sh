@@ -16,6 +16,8 @@ PACKAGES=(
 	clang libclang-rt-14-dev clang-format
 	python3
 	util-linux procps
+	# man-page lint, the units' check (systemd-analyze, systemd.pc)
+	mandoc systemd
 	# domprof archive, report --archive (optional)
 	libarchive-dev
 	# domains: libvirt, QEMU and the test guest (tests/guest/)
@@ -25,8 +27,6 @@ PACKAGES=(
 	chromium fonts-dejavu-core
 	# report --format pprof, and go tool pprof for its test
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
-	# man-page lint, units' check (systemd-analyze, systemd.pc), setpriv
-	mandoc systemd
 )
 
 stamp_dir=${DOMPROF_DEPS_STAMP_DIR:-/var/cache/domprof}
