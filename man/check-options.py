@@ -97,8 +97,12 @@ def main():
     problems = []
     with open(a.help) as f:
         helped = help_options(f.read())
-    with open(a.man) as f:
-        documented = man_options(f.read())
+    try:
+        with open(a.man) as f:
+            documented = man_options(f.read())
+    except FileNotFoundError:
+        print(f"{a.name}: no man page {a.man}")
+        return 1
     if not helped:
         problems.append(f"{a.name}: --help lists no option (is {a.help} its output?)")
     for o in sorted(helped - documented):

@@ -6,19 +6,20 @@
 prereq_MANDOC() { command -v mandoc >/dev/null 2>&1 || { echo "needs mandoc (package mandoc)"; return 1; }; }
 test_require MANDOC
 
-pages="domprof.1 domprof-record.1 domprof-report.1 domprof-import.1 domprof-annotate.1
-	domprof-list-events.1 domprof-archive.1 domprofd.8 domprof-agent.8"
+# Every page man/ has a source for (man/local.mk builds them all).
+pages=$(cd "$top_srcdir/man" && ls *.in | sed 's/\.in$//')
 mandir=$top_builddir/man
 
 test_expect_success 'every man page is built' '
+	test -n "$pages" &&
 	for p in $pages; do
-		test -s "$mandir/$p" || { echo "$mandir/$p is missing"; exit 1; }
+		test -s "$mandir/$p" || { echo "$mandir/$p is missing (not in MAN_PAGES?)"; exit 1; }
 	done
 '
-test_expect_success 'every page source is in the list above (none forgotten)' '
-	for src in "$top_srcdir"/man/*.in; do
-		p=$(basename "$src" .in)
-		case " $(echo $pages) " in *" $p "*) ;; *) echo "$p is not checked"; exit 1 ;; esac
+test_expect_success 'the pages of domprof, each command, domprofd and the agent are there' '
+	for p in domprof.1 domprof-record.1 domprof-report.1 domprof-import.1 domprof-annotate.1 \
+		domprof-list-events.1 domprof-archive.1 domprofd.8 domprof-agent.8; do
+		echo " $(echo $pages) " | grep -q " $p " || { echo "no $p"; exit 1; }
 	done
 '
 test_expect_success 'mandoc -T lint finds no warning or error' '

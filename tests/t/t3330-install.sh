@@ -31,9 +31,8 @@ test_expect_success 'it installs exactly the expected files' '
 	{
 		for f in domprof domprofd domprof-agent; do echo "$bindir/$f"; done
 		echo "$pkglibdir/domprof-tcg.so"
-		for p in domprof domprof-record domprof-report domprof-import domprof-annotate \
-			domprof-list-events domprof-archive; do echo "$man1dir/$p.1"; done
-		for p in domprofd domprof-agent; do echo "$man8dir/$p.8"; done
+		for p in $(cd "$top_srcdir/man" && ls *.1.in); do echo "$man1dir/${p%.in}"; done
+		for p in $(cd "$top_srcdir/man" && ls *.8.in); do echo "$man8dir/${p%.in}"; done
 		if [ -n "$unitdir" ]; then
 			echo "$unitdir/domprofd.service"
 			echo "$unitdir/domprof-agent.service"
