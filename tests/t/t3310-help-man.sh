@@ -23,8 +23,8 @@ test_expect_success 'every command has a man page, listed in domprof(1)' '
 	done
 '
 test_expect_success 'every domprof-*.1 page is a command' '
-	for p in "$mandir"/domprof-*.1; do
-		c=$(basename "$p" .1)
+	for p in "$top_srcdir"/man/domprof-*.1.in; do
+		c=$(basename "$p" .1.in)
 		c=${c#domprof-}
 		echo " $commands " | tr "\n" " " | grep -q " $c " || { echo "$p: no command $c"; exit 1; }
 	done
