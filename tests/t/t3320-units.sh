@@ -2,7 +2,8 @@
 # The systemd units: systemd-analyze verify accepts them as installed (paths
 # filled in, ExecStart= executable, Documentation= man pages found), the
 # domprofd unit's sandbox scores at most 5.0 in `systemd-analyze security`,
-# and domprofd records with nothing but the capabilities its unit leaves it.
+# and domprofd records with nothing but the capabilities its unit leaves it,
+# also in a read-only file system but its state and runtime directories.
 . "$top_srcdir/tests/t/test-lib.sh"
 prereq_SYSTEMD_ANALYZE() {
 	command -v systemd-analyze >/dev/null 2>&1 || { echo "needs systemd-analyze (package systemd)"; return 1; }
@@ -90,6 +91,65 @@ else
 		echo "samples: $total" &&
 		test "$total" -gt 0
 	'
+	# ProtectSystem=strict as systemd sets it up: a mount namespace where
+	# every file system is read-only but /proc, /sys and /dev, and the
+	# state and runtime directories are writable (/var/lib/domprof is this
+	# test's directory there, /run/domprof the host's own).
+	cat >protect.sh <<'EOS'
+set -e
+state=$1
+shift
+mount --bind "$state" /var/lib/domprof
+mount --bind /run/domprof /run/domprof
+awk '{ print $5 }' /proc/self/mountinfo | while read -r mp; do
+	case $mp in
+	/proc | /proc/* | /sys | /sys/* | /dev | /dev/* | /var/lib/domprof | /run/domprof) ;;
+	*) mount -o remount,bind,ro "$mp" 2>/dev/null || true ;;
+	esac
+done
+# The emulation itself: nothing else is writable.
+for probe in /var/tmp/domprof-protect-probe "$state/../probe"; do
+	if touch "$probe" 2>/dev/null; then
+		rm -f "$probe"
+		echo "protect.sh: $probe is writable" >&2
+		exit 1
+	fi
+done
+exec "$@"
+EOS
+	made_state=
+	if [ ! -d /var/lib/domprof ]; then
+		mkdir -p /var/lib/domprof && made_state=1
+		test_at_exit "rmdir /var/lib/domprof 2>/dev/null"
+	fi
+	mkdir -p /run/domprof state
+	if command -v unshare >/dev/null 2>&1 && unshare -m --propagation private true 2>/dev/null; then
+		test_expect_success 'domprofd as the unit runs it: default session, read-only system, the capabilities only' '
+			unshare -m --propagation private sh protect.sh "$TEST_DIR/state" \
+				setpriv --bounding-set=-all,$caps --inh-caps=-all \
+				domprofd --no-libvirt -F 1000 2>err &
+			pid=$!
+			test_at_exit "kill $pid 2>/dev/null"
+			n=0
+			while [ $n -lt 50 ] && ! [ -s "$TEST_DIR/state/session/meta/session" ]; do
+				kill -0 $pid 2>/dev/null || break
+				sleep 0.1
+				n=$((n + 1))
+			done
+			sleep 1
+			kill -TERM $pid
+			wait $pid
+			rc=$?
+			cat err
+			test $rc = 0 &&
+			total=$(domprof report --session-dir "$TEST_DIR/state/session" --format csv |
+				awk -F, "NR > 1 { n += \$4 } END { print n + 0 }") &&
+			echo "samples: $total" &&
+			test "$total" -gt 0
+		'
+	else
+		test_skip 'domprofd as the unit runs it: default session, read-only system' 'unshare -m does not work here'
+	fi
 	if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ]; then
 		test_expect_success 'without CAP_PERFMON and CAP_SYS_ADMIN it cannot sample (the set matters)' '
 			less=$(echo "$caps" | sed "s/+perfmon,//; s/+sys_admin,//") &&
