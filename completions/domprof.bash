@@ -221,6 +221,11 @@ __domprof_complete()
 		_domprof_reply "$cur" < <(_domprof_options "${words[@]}")
 		return 0
 	fi
+	# setup-domain DOMAIN: a libvirt domain.
+	if [[ $cmd == setup-domain ]]; then
+		_domprof_reply "$cur" < <(_domprof_domains /nonexistent all)
+		return 0
+	fi
 	mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 }
 

@@ -121,6 +121,10 @@ test_expect_success 'record --domains: all, none, libvirt'"'"'s domains (on --co
 	grep -x "list --name --all" virsh.log &&
 	grep -x -- "-c qemu:///session list --name --all" virsh.log
 '
+test_expect_success 'setup-domain DOMAIN: libvirt'"'"'s domains' '
+	printf "%s\n" guestA guestB >expected &&
+	PATH=$TEST_DIR/bin:$PATH comp domprof setup-domain --live g >got && diff -u expected got
+'
 test_expect_success 'record -- CMD: a command, then files' '
 	comp domprof record -- printenv >got && grep -x printenv got &&
 	touch afile && comp domprof record -- ls af >got && echo afile >expected && diff -u expected got
