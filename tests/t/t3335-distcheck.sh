@@ -12,6 +12,8 @@ prereq_CLEAN_SRCDIR() {
 	[ ! -f "$top_srcdir/config.status" ] || { echo "the source tree is configured in place (distcheck needs a VPATH build)"; return 1; }
 }
 test_require MAKE CLEAN_SRCDIR
+# A build on both CPUs: not beside a test that records and compares shares.
+test_lock_collector
 
 test_expect_success 'make distcheck-quick passes' '
 	mkdir b && cd b &&
