@@ -103,6 +103,8 @@ static void usage_daemon(FILE *f)
 		"%d)\n"
 		"  -g, --callgraph[=fp|dwarf[,SIZE]]\n"
 		"                          record call stacks, as for `domprof record`\n"
+		"      --tcg-socket PATH   where QEMU TCG plugins connect "
+		"(default " TCGRING_DEFAULT_SOCKET ")\n"
 		"      --connect URI, --no-libvirt, --vmm-pid NAME=PID, --domains "
 		"all|none|NAME,...\n"
 		"                          where domains are found, as for `domprof record`\n"

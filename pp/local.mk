@@ -53,6 +53,15 @@ proto/%.pb-c.c proto/%.pb-c.h: $(top_srcdir)/proto/%.proto
 		$(PROTOC_C) --c_out=proto --proto_path=$(top_srcdir)/proto $<
 endif
 PP_LIBS = pp/libdppp.a lib/libdpcore.a $(DW_LIBS) $(ELF_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(PPROF_LIBS) $(LIBARCHIVE_LIBS) -lm
+# report --diff's unit test (its rules were lost in the merge of wip-diff).
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test-report-diff
+TESTS += tests/unit/test-report-diff
+tests_unit_test_report_diff_SOURCES = tests/unit/test-report-diff.c
+tests_unit_test_report_diff_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_report_diff_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/pp
+tests_unit_test_report_diff_LDADD = $(TEST_HELPER_LIB) $(PP_LIBS) $(UNIT_LIBS)
+endif
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test-symbols tests/unit/test-report tests/unit/test-report-stream \

@@ -16,6 +16,8 @@ PACKAGES=(
 	clang libclang-rt-14-dev clang-format
 	python3
 	util-linux procps
+	# man-page lint, the units' check (systemd-analyze, systemd.pc)
+	mandoc systemd
 	# domprof archive, report --archive (optional)
 	libarchive-dev
 	# domains: libvirt, QEMU and the test guest (tests/guest/)
