@@ -5,6 +5,8 @@
 MAN_PAGES = man/domprof.1 man/domprof-record.1 man/domprof-report.1 man/domprof-import.1 \
 	man/domprof-annotate.1 man/domprof-list-events.1 man/domprof-archive.1 \
 	man/domprofd.8 man/domprof-agent.8
+# domprof export (wip-fleet)
+MAN_PAGES += man/domprof-export.1
 nodist_man_MANS = $(MAN_PAGES)
 MAN_SUBST = sed -e 's|@VERSION[@]|$(PACKAGE_VERSION)|g' -e 's|@pkglibdir[@]|$(pkglibdir)|g' \
 	-e 's|@sysconfdir[@]|$(sysconfdir)|g' \
