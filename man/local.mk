@@ -17,3 +17,5 @@ man/%.8: $(srcdir)/man/%.8.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) man && $(MAN_SUBST) $< >$@.tmp && mv $@.tmp $@
 CLEANFILES += $(MAN_PAGES)
 EXTRA_DIST += $(MAN_PAGES:=.in) man/check-options.py
+# domprof setup-domain (wip-sdom)
+MAN_PAGES += man/domprof-setup-domain.1
