@@ -35,3 +35,10 @@ bench-sched: cli/domprof tests/guest/busy
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 		$(SHELL) $(top_srcdir)/bench/sched-overhead.sh
 .PHONY: bench bench-callgraph bench-neighbours bench-sched bench-annotate
+# Checks of rates and shares against constants, moved out of `make check`
+# (test_bench_check in tests/t/test-lib.sh; bench/checks.sh).
+EXTRA_DIST += bench/checks.sh
+bench-checks: all $(check_PROGRAMS) $(check_LIBRARIES)
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(top_srcdir)/bench/checks.sh
+.PHONY: bench-checks
