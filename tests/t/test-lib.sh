@@ -107,7 +107,8 @@ test_lock_collector() {
 	exec 9>"${TMPDIR:-/tmp}/domprof-tests.lock" || return 0
 	tl_t0_=$(date +%s%N)
 	flock -w 900 9 || { echo "Bail out! waited 15 minutes for the collector test lock"; exit 1; }
-	test_lock_wait_ns_=$((test_lock_wait_ns_ + $(date +%s%N) - tl_t0_))
+	test_last_ns_=$(date +%s%N)
+	test_lock_wait_ns_=$((test_lock_wait_ns_ + test_last_ns_ - tl_t0_))
 }
 
 # test_note TEXT: a line the log keeps whether the test passes or not (what
@@ -121,6 +122,12 @@ test_note() {
 # test (ok when STATUS is 0), its test_note lines, and, when it failed, the
 # last LINES lines of FILE, what it wrote, as comments.
 test_report_() {
+	# Where a script spends its time: the seconds since the previous result
+	# (the top-level commands before this test included), when over one.
+	tr_now_=$(date +%s%N)
+	awk -v a="${test_last_ns_:-$test_start_ns_}" -v b="$tr_now_" \
+		'BEGIN { d = (b - a) / 1e9; if (d >= 1) printf "# %.1f s\n", d }'
+	test_last_ns_=$tr_now_
 	if [ -f "$TEST_DIR/.note.$test_count" ]; then
 		sed 's/^/# note: /' "$TEST_DIR/.note.$test_count"
 	fi
