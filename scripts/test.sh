@@ -12,7 +12,8 @@ top=$(pwd)
 jobs=${JOBS:-2}
 build_failures=0
 
-log() { printf '== %s\n' "$*" >&2; }
+# Each step with the time it starts, to see where the run's time goes.
+log() { printf '== %s %s\n' "$(date +%T)" "$*" >&2; }
 
 scripts/deps.sh || { log "installing dependencies failed"; exit 1; }
 
