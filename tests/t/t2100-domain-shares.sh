@@ -88,7 +88,7 @@ test_expect_success 'the session holds a sample per CPU every 250 us (+-10 %)' '
 	total=$(csv_sum domains.csv) &&
 	dur=$(awk -F= "/^start_ns=/ { s = \$2 } /^end_ns=/ { e = \$2 } END { print (e - s) / 1e9 }" s/meta/session) &&
 	expect=$(awk -v d="$dur" -v n="$ncpus" "BEGIN { printf \"%d\", d * n * 4000 }") &&
-	echo "$total samples in $dur s on $ncpus CPUs; $expect expected" &&
+	echo "note: $total samples in $dur s on $ncpus CPUs; $expect expected" &&
 	within "$total" "$expect" "$((expect / 10))"
 '
 
@@ -128,7 +128,7 @@ test_expect_success 'each domain'"'"'s share of all samples matches its CPU time
 	        continue
 	    got = float(rows[n]["percent"])
 	    ok = abs(got - cpu) <= 3
-	    print("%-30s samples %5.2f %%  CPU time %5.2f %%  %s" % (n, got, cpu, "ok" if ok else "<-- off by more than 3 points"))
+	    print("note: %-30s samples %5.2f %%  CPU time %5.2f %%  %s" % (n, got, cpu, "ok" if ok else "<-- off by more than 3 points"))
 	    bad += not ok
 	sys.exit(bad)
 	PY

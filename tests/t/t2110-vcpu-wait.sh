@@ -209,8 +209,8 @@ test_expect_success 'each vCPU'"'"'s reported wait matches its schedstat run del
 	    err = 100.0 * (wait - sw) / sw if sw else 100
 	    print("tid %s: recorder window %.3f s (poll readings within %.0f ms of its ends)" %
 	          (tid, rwin / 1e9, max(a[2], b[2]) / 1e6))
-	    print("  run delay: schedstat %.3f s (%.1f %% of the window), reported %.3f s: %+.1f %%" %
-	          (sw / 1e9, 100.0 * sw / rwin, wait / 1e9, err))
+	    print("note: tid %s run delay: schedstat %.3f s (%.1f %% of the window), reported %.3f s: %+.1f %%" %
+	          (tid, sw / 1e9, 100.0 * sw / rwin, wait / 1e9, err))
 	    print("  run time: schedstat %.3f s, reported %.3f s" % (sr / 1e9, run / 1e9))
 	    if sw < 0.2 * rwin:
 	        print("  the vCPU hardly waited: the guests do not share the CPU"); bad += 1
@@ -269,7 +269,7 @@ test_expect_success 'the wait charged to each guest is what its QEMU ran on that
 	    charged = rows[0]["wait_ns"] if rows else 0
 	    ran = at("p" + pid, end) - at("p" + pid, start)
 	    err = 100.0 * (charged - ran) / ran if ran else 100
-	    print("%s: wait %.3f s, charged to %s %.3f s; %s ran %.3f s over the session: %+.1f %%%s" %
+	    print("note: %s: wait %.3f s, charged to %s %.3f s; %s ran %.3f s over the session: %+.1f %%%s" %
 	          (victim, v["wait_ns"] / 1e9, other, charged / 1e9, other, ran / 1e9, err,
 	           "" if abs(err) <= 15 else "  <-- off by more than 15 %"))
 	    bad += abs(err) > 15

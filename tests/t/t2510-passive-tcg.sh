@@ -104,7 +104,7 @@ test_expect_success 'both modes are sampled, user more; the kernel samples are o
 	    elif r["mode"] == "guest-user":
 	        u += int(r["samples"])
 	first = sorted(top, key=lambda s: -top[s])[:5]
-	print("samples: user %d, kernel %d; the kernel'"'"'s first: %s" % (u, k, ", ".join(first)))
+	print("note: samples: user %d, kernel %d; the kernel'"'"'s first: %s" % (u, k, ", ".join(first)))
 	sys.exit(0 if k >= 500 and u > k and {"read_zero", "read_iter_zero"} & set(first) else 1)
 	PY
 '

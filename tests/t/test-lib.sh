@@ -113,7 +113,8 @@ test_lock_collector() {
 
 # test_note TEXT: a line the log keeps whether the test passes or not (what
 # a share or rate check measured: the figures that tell a check's margin
-# run after run). Call it in a test body.
+# run after run). Call it in a test body; a line a test body prints that
+# starts with "note: " is kept the same way (for scripts in other languages).
 test_note() {
 	printf '%s\n' "$*" >>"$TEST_DIR/.note.$test_count"
 }
@@ -131,6 +132,7 @@ test_report_() {
 	if [ -f "$TEST_DIR/.note.$test_count" ]; then
 		sed 's/^/# note: /' "$TEST_DIR/.note.$test_count"
 	fi
+	sed -n 's/^note: /# note: /p' "$3" 2>/dev/null
 	if [ "$1" -eq 0 ]; then
 		echo "ok $test_count - $2"
 	else
