@@ -14,7 +14,7 @@ set -uo pipefail
 export top_srcdir top_builddir DOMPROF_BENCH=1
 
 if [ -z "${BENCH_CHECKS:-}" ]; then
-	BENCH_CHECKS=$(grep -l '^test_bench_check' "$top_srcdir"/tests/t/t*.sh |
+	BENCH_CHECKS=$(grep -l "^test_bench_check '" "$top_srcdir"/tests/t/t[0-9]*.sh |
 		sed 's|.*/||; s|\.sh$||' | tr '\n' ' ')
 fi
 fail=0
