@@ -47,3 +47,10 @@ bench_fake_vmm_SOURCES = bench/fake-vmm.c
 bench_fake_vmm_CFLAGS = $(AM_CFLAGS) -pthread
 bench_fake_vmm_LDFLAGS = -pthread
 CLEANFILES += bench/fake-vmm
+# Checks of rates and shares against constants, moved out of `make check`
+# (test_bench_check in tests/t/test-lib.sh; bench/checks.sh).
+EXTRA_DIST += bench/checks.sh
+bench-checks: all $(check_PROGRAMS) $(check_LIBRARIES)
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(top_srcdir)/bench/checks.sh
+.PHONY: bench-checks

@@ -12,7 +12,8 @@ top=$(pwd)
 jobs=${JOBS:-2}
 build_failures=0
 
-log() { printf '== %s\n' "$*" >&2; }
+# Each step with the time it starts, to see where the run's time goes.
+log() { printf '== %s %s\n' "$(date +%T)" "$*" >&2; }
 
 scripts/deps.sh || { log "installing dependencies failed"; exit 1; }
 
@@ -73,6 +74,17 @@ for dir in build build-san; do
 		[ "$f" -gt 0 ] && failed_logs+=("${trs%.trs}.log")
 	done < <(find "$dir" -name '*.trs' | sort)
 done
+
+# The slowest shell tests of build/ (tests/t/test-lib.sh ends each log with
+# "# time: RUN s (+ WAIT s for the collector lock)"), to see where the
+# suite's time goes.
+if ls build/tests/t/*.log >/dev/null 2>&1; then
+	echo
+	echo "slowest tests (seconds run, seconds waited for the collector lock):"
+	for l in build/tests/t/t*.log; do
+		sed -n "s|^# time: \([0-9.]*\) s (+ \([0-9.]*\) s.*|\1 \2 ${l##*/}|p" "$l"
+	done | sort -k1,1nr | head -n 15 | awk '{ printf "  %7.1f %7.1f  %s\n", $1, $2, $3 }'
+fi
 
 for l in "${failed_logs[@]+"${failed_logs[@]}"}"; do
 	echo

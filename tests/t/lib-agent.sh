@@ -11,7 +11,8 @@ build_id() {
 
 # check_shares CSV IMAGE_REGEX MIN TOL SYMBOL=PERCENT...: the symbols' shares
 # of the samples of the images matching IMAGE_REGEX (a report csv) are within
-# TOL points of PERCENT each, with at least MIN samples of those images.
+# TOL points of PERCENT each (share_check: or 5 standard errors), with at
+# least MIN samples of those images.
 check_shares() {
 	cs_csv=$1 cs_img=$2 cs_min=$3 cs_tol=$4
 	shift 4
@@ -22,13 +23,7 @@ check_shares() {
 	for cs_p in "$@"; do
 		cs_sym=${cs_p%%=*} cs_want=${cs_p#*=}
 		cs_n=$(csv_sum "$cs_csv" "image~$cs_img" "symbol=$cs_sym")
-		cs_share=$(awk -v n="${cs_n:-0}" -v t="$cs_total" 'BEGIN { printf "%.2f", 100 * n / t }')
-		if within "$cs_share" "$cs_want" "$cs_tol"; then
-			echo "  $cs_sym: ${cs_n:-0} samples, $cs_share % (expected $cs_want +- $cs_tol)"
-		else
-			echo "  $cs_sym: ${cs_n:-0} samples, $cs_share % (expected $cs_want +- $cs_tol) <-- off"
-			cs_bad=1
-		fi
+		share_check "  $cs_sym" "${cs_n:-0}" "$cs_total" "$cs_want" "$cs_tol" || cs_bad=1
 	done
 	return $cs_bad
 }

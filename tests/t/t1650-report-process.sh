@@ -43,7 +43,8 @@ if ! cc -O2 -I"$top_srcdir/tests/workloads" -o psplit psplit.c; then
 	exit 0
 fi
 
-# check_proc CSV PID A B C: psplit's per-symbol shares of that process's samples.
+# check_proc CSV PID A B C: psplit's per-symbol shares of that process's
+# samples, within 1.5 points (share_check: or 5 standard errors).
 check_proc() {
 	csv=$1
 	pid=$2
@@ -54,9 +55,7 @@ check_proc() {
 	for pair in "a $1" "b $2" "c $3"; do
 		set -- $pair
 		n=$(csv_sum "$csv" pid="$pid" "image~/psplit\$" symbol=split_$1)
-		share=$(awk -v n="$n" -v t="$total" 'BEGIN { printf "%.2f", 100 * n / t }')
-		echo "split_$1: $share % (expected $2 +- 1.5)"
-		within "$share" "$2" 1.5 || return 1
+		share_check "split_$1" "${n:-0}" "$total" "$2" 1.5 || return 1
 	done
 }
 

@@ -144,9 +144,7 @@ test_expect_success 'by address range, its samples split 50/30/20 over mini_a, m
 	for p in "a 50" "b 30" "c 20"; do
 		set -- $p
 		n=$(sed -n "s/^range mini_$1 //p" split) &&
-		share=$(awk -v n="$n" -v t="$in" "BEGIN { printf \"%.2f\", 100 * n / t }") &&
-		echo "mini_$1: $share % (expected $2 +- 2)" &&
-		within "$share" "$2" 2 || exit 1
+		share_check "mini_$1" "$n" "$in" "$2" 2 || exit 1
 	done
 '
 

@@ -28,7 +28,8 @@ test_expect_success 'record -a --guest-sampling agent --separate thread succeeds
 	python3 "$top_srcdir/tests/helper/csvsum.py" p.csv -g process,pid,mode
 '
 
-# proc_shares CSV PID IMAGE MIN SYMBOL=PERCENT...: a process's split of IMAGE's samples.
+# proc_shares CSV PID IMAGE MIN SYMBOL=PERCENT...: a process's split of IMAGE's
+# samples, within 3 points (share_check: or 5 standard errors).
 proc_shares() {
 	ps_csv=$1 ps_pid=$2 ps_img=$3 ps_min=$4
 	shift 4
@@ -38,9 +39,7 @@ proc_shares() {
 	for ps_p in "$@"; do
 		ps_sym=${ps_p%%=*} ps_want=${ps_p#*=}
 		ps_n=$(csv_sum "$ps_csv" pid="$ps_pid" "image=$ps_img" "symbol=$ps_sym")
-		ps_share=$(awk -v n="${ps_n:-0}" -v t="$ps_total" 'BEGIN { printf "%.2f", 100 * n / t }')
-		echo "  $ps_sym: $ps_share % (expected $ps_want +- 3)"
-		within "$ps_share" "$ps_want" 3 || return 1
+		share_check "  $ps_sym" "${ps_n:-0}" "$ps_total" "$ps_want" 3 || return 1
 	done
 }
 

@@ -50,9 +50,7 @@ test_expect_success 'they split 50/30/20 over mini_a, mini_b, mini_c (+-2 points
 	for p in "a 50" "b 30" "c 20"; do
 		set -- $p
 		n=$(csv_sum mini.csv mode=guest-user "symbol=mini_$1") &&
-		share=$(awk -v n="$n" -v t="$named" "BEGIN { printf \"%.2f\", 100 * n / t }") &&
-		echo "mini_$1: $share % (expected $2 +- 2)" &&
-		within "$share" "$2" 2 || exit 1
+		share_check "mini_$1" "$n" "$named" "$2" 2 || exit 1
 	done
 '
 
