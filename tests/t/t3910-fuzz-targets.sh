@@ -1,0 +1,50 @@
+#!/bin/sh
+# Every fuzz target but the agent link's (t3900) under libFuzzer for a few
+# seconds each (FUZZ_SECONDS, default 3; `make fuzz` is the long run), with
+# the limits of the long run: each builds, takes its seeds (made now from
+# real inputs by fuzz/seeds.sh, plus the regression inputs of fuzz/regress/)
+# without a crash, then fuzzing finds no crash, leak, timeout, undefined
+# behaviour or allocation past the limits.
+. "$top_srcdir/tests/t/test-lib.sh"
+
+prereq_LIBFUZZER() {
+	command -v clang >/dev/null 2>&1 || { echo "needs clang"; return 1; }
+	printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' >probe.c
+	clang -fsanitize=fuzzer,address,undefined -o probe probe.c >/dev/null 2>&1 ||
+		{ echo "clang has no libFuzzer runtime (libclang-rt-dev)"; return 1; }
+}
+test_require LIBFUZZER PYTHON3
+
+TARGETS="import daemon tcgring passive report stackfile callchain unwind tracepoint archive-name"
+LIMITS="-rss_limit_mb=2048 -timeout=10 -malloc_limit_mb=1024"
+
+test_expect_success 'the fuzz targets build with clang' '
+	${MAKE:-make} -s -C "$top_builddir" fuzz-targets >build.log 2>&1 ||
+		{ tail -30 build.log; false; }
+'
+
+test_expect_success 'seeds are made from real inputs for every target' '
+	sh "$top_srcdir/fuzz/seeds.sh" "$top_srcdir" "$top_builddir" seeds >seeds.log 2>&1 ||
+		{ cat seeds.log; false; }
+	cat seeds.log &&
+	for t in tcgring passive unwind archive-name; do
+		[ -n "$(ls seeds/$t)" ] || { echo "no seeds for $t"; return 1; }
+	done
+'
+
+for t in $TARGETS; do
+	regress=
+	[ -d "$top_srcdir/fuzz/regress/$t" ] && regress="$top_srcdir/fuzz/regress/$t"
+	test_expect_success "$t: every seed and regression input runs clean" '
+		"$top_builddir/fuzz/fuzz-$t" -runs=0 $LIMITS seeds/$t $regress >$t-seeds.log 2>&1 ||
+			{ tail -40 $t-seeds.log; false; }
+	'
+	test_expect_success "$t: ${FUZZ_SECONDS:-3} s of fuzzing find nothing" '
+		mkdir -p run/$t &&
+		"$top_builddir/fuzz/fuzz-$t" -max_total_time=${FUZZ_SECONDS:-3} $LIMITS \
+			-artifact_prefix="$TEST_DIR/$t-" run/$t seeds/$t $regress >$t.log 2>&1 ||
+			{ tail -40 $t.log; ls $t-crash-* $t-leak-* $t-timeout-* $t-oom-* 2>/dev/null; false; }
+	'
+done
+
+test_done
