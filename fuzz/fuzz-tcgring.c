@@ -138,6 +138,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(memfd);
 		if (ring == MAP_FAILED)
 			ring = NULL;
+		/* The server's reply, checked: what the harness indexes the ring by. */
+		if (ring &&
+		    (!rep.nvcpus || !rep.nslots || len < tcgring__size(rep.nvcpus, rep.nslots))) {
+			munmap(ring, len);
+			ring = NULL;
+		}
 	}
 	while (in.n && sock >= 0) {
 		uint8_t op = fz_u8(&in);
@@ -151,22 +157,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 1: /* a sample in vCPU (op >> 3)'s next slot, and its head moved on */
 			if (ring) {
-				uint32_t vcpu = (op >> 3) % (uint32_t)ring[2];
+				/* From the reply, not the ring: the ring's header is the input's
+				 * too. */
+				uint32_t vcpu = (op >> 3) % rep.nvcpus;
 				uint64_t *ctl =
 					ring + (TCGRING_CTL_OFF + vcpu * TCGRING_CTL_SIZE) / 8;
-				uint64_t *slot = ring + ring[6] / 8 +
-						 (vcpu * 16 + (ctl[TCGRING_CTL_HEAD] & 15)) *
-							 TCGRING_SLOT_WORDS;
+				uint64_t head = ctl[TCGRING_CTL_HEAD];
+				uint64_t *slot =
+					ring + tcgring__slots_off(rep.nvcpus) / 8 +
+					((uint64_t)vcpu * rep.nslots + (head % rep.nslots)) *
+						TCGRING_SLOT_WORDS;
 
-				if ((uint8_t *)(slot + 3) > (uint8_t *)ring + len)
-					break;
 				slot[0] = now + fz_u32(&in);
 				slot[1] = fz_u64(&in);
 				slot[2] = ((uint64_t)vcpu << 32) | (fz_u8(&in) & 3);
-				__atomic_store_n(ctl + TCGRING_CTL_HEAD, ctl[TCGRING_CTL_HEAD] + 1,
+				__atomic_store_n(ctl + TCGRING_CTL_HEAD, head + 1,
 						 __ATOMIC_RELEASE);
 			} else {
+				fz_u32(&in);
 				fz_u64(&in);
+				fz_u8(&in);
 			}
 			break;
 		case 2: /* time passes: the server polls */
