@@ -17,8 +17,8 @@ prereq_LIBFUZZER() {
 test_require LIBFUZZER PYTHON3
 
 # target:executions
-TARGETS="import:RUNS daemon:RUNS tcgring:RUNS passive:RUNS report:RUNS stackfile:RUNS
-	callchain:RUNS unwind:RUNS tracepoint:RUNS archive-name:RUNS"
+TARGETS="import:4000 daemon:800 tcgring:10000 passive:2000 report:1500 stackfile:200000
+	callchain:4000 unwind:100000 tracepoint:8000 archive-name:500000"
 LIMITS="-rss_limit_mb=2048 -timeout=10 -malloc_limit_mb=1024"
 
 test_expect_success 'the fuzz targets build with clang' '
