@@ -2,7 +2,7 @@
 # They need clang and its libFuzzer runtime, which configure does not look for:
 # they are built by plain rules, outside `make all`.
 #   make fuzz                     every target FUZZ_TIME seconds (default 300)
-#   make fuzz FUZZ_TARGETS=import one of them
+#   make fuzz FUZZ_RUN=import     one of them
 #   tests/t/t3900-fuzz-agentlink  20 s in the test suite, skipped without clang
 #   tests/t/t3910-fuzz-targets    every other target a few seconds each
 FUZZ_CC = clang
@@ -78,17 +78,17 @@ FUZZ_RUN_FLAGS = -rss_limit_mb=2048 -timeout=10 -malloc_limit_mb=1024
 fuzz-targets: fuzz/fuzz-agentlink $(FUZZ_TARGETS:%=fuzz/fuzz-%)
 fuzz-seeds: fuzz-targets cli/domprof
 	$(SHELL) $(top_srcdir)/fuzz/seeds.sh $(top_srcdir) . fuzz/seeds
+# What `make fuzz` runs (make fuzz FUZZ_RUN="report daemon" for some of them).
+FUZZ_RUN = agentlink $(FUZZ_TARGETS)
 fuzz: fuzz-targets fuzz-seeds
-	@$(MKDIR_P) fuzz/corpus-run
-	fuzz/fuzz-agentlink -max_total_time=$(FUZZ_TIME) -max_len=131072 $(FUZZ_RUN_FLAGS) \
-		-artifact_prefix=fuzz/ fuzz/corpus-run $(top_srcdir)/fuzz/corpus 2>&1 | \
-		tee fuzz/agentlink.log | grep -E '^#[0-9]+ *DONE|^==[0-9]+==|^SUMMARY|^Done'
-	@for t in $(FUZZ_TARGETS); do \
+	@for t in $(FUZZ_RUN); do \
+		seeds=fuzz/seeds/$$t; opts=; \
+		test $$t = agentlink && seeds=$(top_srcdir)/fuzz/corpus && opts=-max_len=131072; \
 		regress=; test -d $(top_srcdir)/fuzz/regress/$$t && regress=$(top_srcdir)/fuzz/regress/$$t; \
 		$(MKDIR_P) fuzz/run/$$t && \
 		echo "fuzz/fuzz-$$t: $(FUZZ_TIME) s" && \
-		fuzz/fuzz-$$t -max_total_time=$(FUZZ_TIME) $(FUZZ_RUN_FLAGS) \
-			-artifact_prefix=fuzz/$$t- fuzz/run/$$t fuzz/seeds/$$t $$regress \
+		fuzz/fuzz-$$t -max_total_time=$(FUZZ_TIME) $$opts $(FUZZ_RUN_FLAGS) \
+			-artifact_prefix=fuzz/$$t- fuzz/run/$$t $$seeds $$regress \
 			>fuzz/run/$$t.log 2>&1; rc=$$?; \
 		grep -E '^#[0-9]+ *DONE|^==[0-9]+==|^SUMMARY|^Done' fuzz/run/$$t.log; \
 		test $$rc = 0 || exit 1; \
