@@ -288,6 +288,7 @@ int tracepoint__load(const char *tracefs, const char *system, const char *name, 
 int tp_sched__set(struct tp_sched *ts, enum tp_kind k, const struct tp_format *f, char *errbuf,
 		  size_t errlen)
 {
+	struct tp_loc loc[TP_LOCS_MAX];
 	const struct tp_desc *d;
 	uint32_t need = 0;
 	uint8_t n = 0;
@@ -295,6 +296,7 @@ int tp_sched__set(struct tp_sched *ts, enum tp_kind k, const struct tp_format *f
 	if ((unsigned)k >= TP_KIND_MAX)
 		return -EINVAL;
 	d = &descs[k];
+	/* A layout is replaced whole or not at all: a kind set before keeps its own on failure. */
 	for (; n < TP_LOCS_MAX && d->fields[n]; n++) {
 		const struct tp_field *fl = tp_format__field(f, d->fields[n]);
 
@@ -309,11 +311,11 @@ int tp_sched__set(struct tp_sched *ts, enum tp_kind k, const struct tp_format *f
 				       kind_names[k], d->fields[n], fl->size);
 			return -EBADMSG;
 		}
-		ts->loc[k][n] =
-			(struct tp_loc){(uint16_t)fl->offset, (uint8_t)fl->size, fl->is_signed};
+		loc[n] = (struct tp_loc){(uint16_t)fl->offset, (uint8_t)fl->size, fl->is_signed};
 		if (fl->offset + fl->size > need)
 			need = fl->offset + fl->size;
 	}
+	memcpy(ts->loc[k], loc, n * sizeof(loc[0]));
 	ts->nlocs[k] = n;
 	ts->need[k] = need;
 	ts->id[k] = f->id;

@@ -255,6 +255,34 @@ static void test_broken_formats(void **state)
 	}
 }
 
+/*
+ * A kind set again from a format that lacks a field keeps its first layout
+ * whole (found by fuzz/fuzz-tracepoint: the fields before the missing one were
+ * written over, so a location could lie past the record size checked).
+ */
+static void test_failed_set_keeps_layout(void **state)
+{
+	static const char partial[] = "ID: 371\nformat:\n"
+				      "\tfield:pid_t pid;\toffset:40;\tsize:4;\tsigned:1;\n";
+	struct tp_format f;
+	struct tp_sched ts;
+	char err[256];
+
+	(void)state;
+	memset(&ts, 0, sizeof(ts));
+	assert_int_equal(tp_format__parse(fmt_migrate, strlen(fmt_migrate), &f, err, sizeof(err)),
+			 0);
+	assert_int_equal(tp_sched__set(&ts, TP_SCHED_MIGRATE, &f, err, sizeof(err)), 0);
+	assert_int_equal(tp_format__parse(partial, strlen(partial), &f, err, sizeof(err)), 0);
+	assert_int_equal(tp_sched__set(&ts, TP_SCHED_MIGRATE, &f, err, sizeof(err)), -ENOENT);
+	assert_true(ts.open[TP_SCHED_MIGRATE]);
+	assert_int_equal(ts.need[TP_SCHED_MIGRATE], 28);
+	assert_int_equal(ts.loc[TP_SCHED_MIGRATE][TP_MIGRATE_PID].off, 12);
+	for (unsigned j = 0; j < ts.nlocs[TP_SCHED_MIGRATE]; j++)
+		assert_true(ts.loc[TP_SCHED_MIGRATE][j].off + ts.loc[TP_SCHED_MIGRATE][j].size <=
+			    ts.need[TP_SCHED_MIGRATE]);
+}
+
 /* Bounds: the number of fields, a name's length, the text's size. */
 static void test_bounds(void **state)
 {
@@ -362,7 +390,7 @@ int main(void)
 		cmocka_unit_test(test_real_formats), cmocka_unit_test(test_field_names),
 		cmocka_unit_test(test_loc_get),	     cmocka_unit_test(test_broken_formats),
 		cmocka_unit_test(test_bounds),	     cmocka_unit_test(test_load_tree),
-		cmocka_unit_test(test_live),
+		cmocka_unit_test(test_live),	     cmocka_unit_test(test_failed_set_keeps_layout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
