@@ -105,3 +105,4 @@ EXTRA_DIST += fuzz/fuzz-agentlink.c fuzz/corpus tests/t/t3900-fuzz-agentlink.sh 
 	fuzz/seeds.sh fuzz/regress \
 	tests/t/t3910-fuzz-targets.sh
 TESTS += tests/t/t3900-fuzz-agentlink.sh tests/t/t3910-fuzz-targets.sh
+EXTRA_DIST += doc/fuzzing.md fuzz/seedpack.py
