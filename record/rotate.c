@@ -150,7 +150,8 @@ static int list(struct rroot *rr, struct rsess **out, size_t *nout, uint64_t *to
 		n++;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), rsess__cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), rsess__cmp);
 	*out = v;
 	*nout = n;
 	return 0;
