@@ -159,7 +159,11 @@ int session__create_file(int dirfd, const char *relpath, int flags, mode_t mode)
 	return openat2_safe(dirfd, relpath, flags | O_CREAT, mode);
 }
 
-/* Remove name beneath dirfd and everything under it, never following a symlink. */
+/*
+ * Remove name beneath dfd and everything under it, never following a
+ * symlink; past an entry that cannot go it goes on, and returns the first
+ * error.
+ */
 static int rm_rf_at(int dfd, const char *name, int depth)
 {
 	struct dirent *de;
@@ -183,18 +187,25 @@ static int rm_rf_at(int dfd, const char *name, int depth)
 		return r;
 	}
 	while ((errno = 0, de = readdir(d))) {
+		int e;
+
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		r = rm_rf_at(dirfd(d), de->d_name, depth + 1);
-		if (r < 0)
-			break;
+		e = rm_rf_at(dirfd(d), de->d_name, depth + 1);
+		if (e < 0 && !r)
+			r = e;
 	}
 	if (!r && errno)
 		r = -errno;
 	closedir(d);
-	if (r < 0)
-		return r;
-	return unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && !r)
+		r = -errno;
+	return r;
+}
+
+int session__remove_tree(int dirfd, const char *name)
+{
+	return rm_rf_at(dirfd, name, 0);
 }
 
 static const char *const session_subdirs[] = {"samples", "raw", "meta", "domains"};

@@ -112,46 +112,9 @@ void archive_stats__fini(struct archive_stats *st)
 	st->nnotes = st->capnotes = 0;
 }
 
-static int rm_rf_at(int dfd, const char *name, int depth)
-{
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	int fd, r = 0;
-
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(st.st_mode))
-		return unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-	if (depth >= PATH_MAX / 2)
-		return -ELOOP;
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	while ((errno = 0, de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		r = rm_rf_at(dirfd(d), de->d_name, depth + 1);
-		if (r < 0)
-			break;
-	}
-	if (!r && errno)
-		r = -errno;
-	closedir(d);
-	if (r < 0)
-		return r;
-	return unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
-}
-
 int archive__remove_dir(const char *dir)
 {
-	return dir ? rm_rf_at(AT_FDCWD, dir, 0) : 0;
+	return dir ? session__remove_tree(AT_FDCWD, dir) : 0;
 }
 
 #ifdef HAVE_LIBARCHIVE

@@ -67,43 +67,6 @@ static uint64_t du_at(int dfd, const char *name, int depth)
 	return sum;
 }
 
-static int rm_at(int dfd, const char *name, int depth)
-{
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	int fd, r = 0;
-
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(st.st_mode))
-		return unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-	if (depth >= RM_MAX_DEPTH)
-		return -ELOOP;
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	while ((de = readdir(d))) {
-		int e;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		e = rm_at(dirfd(d), de->d_name, depth + 1);
-		if (e < 0 && !r)
-			r = e;
-	}
-	closedir(d);
-	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && !r)
-		r = -errno;
-	return r;
-}
-
 static int rsess__cmp(const void *a, const void *b)
 {
 	return rotname__cmp(&((const struct rsess *)a)->n, &((const struct rsess *)b)->n);
@@ -244,7 +207,7 @@ int rroot__create(struct rroot *rr, int64_t wall, char *path, size_t cap, char *
 	if (fd < 0) {
 		dp_errbuf__set(err, errlen, "cannot create the session %s: %s", path,
 			       strerror(-fd));
-		rm_at(rr->fd, rr->new_name, 0);
+		session__remove_tree(rr->fd, rr->new_name);
 		rr->new_name[0] = '\0';
 	}
 	return fd;
@@ -254,7 +217,7 @@ void rroot__abandon(struct rroot *rr, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 
-	rm_at(rr->fd, slash ? slash + 1 : path, 0);
+	session__remove_tree(rr->fd, slash ? slash + 1 : path);
 	rr->new_name[0] = '\0';
 }
 
@@ -301,7 +264,7 @@ int rroot__prune(struct rroot *rr, unsigned incoming, unsigned *removed)
 		if (!(rr->keep && closed + incoming > rr->keep) &&
 		    !(rr->max_disk && total > rr->max_disk))
 			break;
-		r = rm_at(rr->fd, v[i].name, 0);
+		r = session__remove_tree(rr->fd, v[i].name);
 		if (r < 0 && !first)
 			first = r;
 		total -= total >= v[i].bytes ? v[i].bytes : total;

@@ -43,6 +43,12 @@ int session__open_regular(int dirfd, const char *relpath, struct stat *st);
 
 /* mkdir -p beneath dirfd (mode 0700), each component checked by openat2. */
 int session__mkdirs(int dirfd, const char *relpath);
+/*
+ * Remove name beneath dirfd (AT_FDCWD: a path) and everything under it,
+ * never following a symlink; best effort: it goes on past what cannot be
+ * removed and returns 0 or the first -errno (-ELOOP past 2048 levels).
+ */
+int session__remove_tree(int dirfd, const char *name);
 
 /* Open (creating its parent dirs) a file for writing beneath dirfd. */
 int session__create_file(int dirfd, const char *relpath, int flags, mode_t mode);

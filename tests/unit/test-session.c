@@ -304,6 +304,33 @@ static void test_reuse_clears_old(void **state)
 	assert_true(exists("s/userfile")); /* only our directories go */
 }
 
+/* session__remove_tree: the whole tree, a symlink in it removed and not followed, best effort. */
+static void test_remove_tree(void **state)
+{
+	char outside[PATH_MAX], p[PATH_MAX];
+
+	(void)state;
+	mkdir_rel("t");
+	mkdir_rel("t/a");
+	mkdir_rel("t/a/b");
+	touch("t/a/b/f");
+	touch("t/g");
+	mkdir_rel("keep2");
+	touch("keep2/file");
+	path_of(outside, sizeof(outside), "keep2");
+	symlink_rel(outside, "t/a/link");
+	path_of(p, sizeof(p), "t");
+	assert_int_equal(session__remove_tree(AT_FDCWD, p), 0);
+	assert_false(exists("t"));
+	assert_true(exists("keep2/file"));
+	/* Nothing there: nothing to do. */
+	assert_int_equal(session__remove_tree(AT_FDCWD, p), 0);
+	/* A file alone goes too. */
+	path_of(p, sizeof(p), "keep2/file");
+	assert_int_equal(session__remove_tree(AT_FDCWD, p), 0);
+	assert_false(exists("keep2/file"));
+}
+
 static void test_marker_symlink_is_no_session(void **state)
 {
 	char p[PATH_MAX];
@@ -375,6 +402,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_create_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_regular, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reuse_clears_old, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_marker_symlink_is_no_session, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
 	};
