@@ -23,8 +23,6 @@
 #include "pp/neighbours.h"
 #include "report-model.h"
 
-#define CELL_BUF 64
-
 /* A domain's flame graph: distinct frame names, and stacks of indices into them, root first. */
 struct flame {
 	struct strmap index;
@@ -185,36 +183,11 @@ static void json__u64s(FILE *f, const uint64_t *v, size_t n)
 	fputc(']', f);
 }
 
-/* A cell as the text report prints it: "-" where the column does not apply. */
-static const char *cell__text(const struct report_cell *c, char buf[CELL_BUF])
-{
-	if (c->na || c->null)
-		return "-";
-	switch (c->kind) {
-	case CELL_STR:
-		return c->s ? c->s : "";
-	case CELL_U64:
-		snprintf(buf, CELL_BUF, "%" PRIu64, c->u);
-		break;
-	case CELL_PERCENT:
-	case CELL_REAL:
-		snprintf(buf, CELL_BUF, "%.4f", c->d);
-		break;
-	case CELL_NS:
-		snprintf(buf, CELL_BUF, "%.3f", (double)c->u / 1e9);
-		break;
-	default:
-		buf[0] = 0;
-		break;
-	}
-	return buf;
-}
-
 /* The domain table: the text table's columns and cells, and each row's event. */
 static void json__domain_table(const struct report *r, FILE *f)
 {
 	const struct report_tbl *t = r->tbl[REPORT_TBL_DOMAINS];
-	char buf[CELL_BUF];
+	char buf[REPORT_CELL_BUF];
 	bool first = true;
 
 	fputs("{\"columns\":[", f);
@@ -245,7 +218,7 @@ static void json__domain_table(const struct report *r, FILE *f)
 			if (!first)
 				fputc(',', f);
 			first = false;
-			report_json__str(f, cell__text(&cell, buf));
+			report_json__str(f, report_cell__text(&cell, buf));
 		}
 		fputs("],\"event\":", f);
 		report_json__str(f, r->s->events[r->drows[i].ev].name);

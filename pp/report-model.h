@@ -190,6 +190,15 @@ bool report_col__shown(const struct report *r, const struct report_col *c, unsig
  */
 void report_cell__write_number(FILE *f, const struct report_cell *c);
 
+/* Room for any cell's number as text. */
+enum { REPORT_CELL_BUF = 64 };
+/*
+ * A cell as the text report prints it (pp/report-text.c): its string, or its
+ * number written into buf; "-" where the column does not apply or the value
+ * is unknown. The HTML page's table uses it too.
+ */
+const char *report_cell__text(const struct report_cell *c, char buf[REPORT_CELL_BUF]);
+
 /* ---- renderers ---- */
 
 struct report_renderer {

@@ -19,7 +19,6 @@
 #include "pp/neighbours.h"
 
 /* Room for any cell text renders itself: a u64, a percent, seconds. */
-enum { CELL_BUF = 32 };
 
 /* Text output: control bytes of hostile names cannot move the cursor. */
 void report_text__str(FILE *f, const char *s, int width)
@@ -48,8 +47,7 @@ static int text__width(const char *s)
 	return n;
 }
 
-/* A cell as text: its string, or its number written into buf. */
-static const char *cell__text(const struct report_cell *c, char buf[CELL_BUF])
+const char *report_cell__text(const struct report_cell *c, char buf[REPORT_CELL_BUF])
 {
 	if (c->na || c->null)
 		return "-";
@@ -57,14 +55,14 @@ static const char *cell__text(const struct report_cell *c, char buf[CELL_BUF])
 	case CELL_STR:
 		return c->s ? c->s : "";
 	case CELL_U64:
-		snprintf(buf, CELL_BUF, "%" PRIu64, c->u);
+		snprintf(buf, REPORT_CELL_BUF, "%" PRIu64, c->u);
 		break;
 	case CELL_PERCENT:
 	case CELL_REAL:
-		snprintf(buf, CELL_BUF, "%.4f", c->d);
+		snprintf(buf, REPORT_CELL_BUF, "%.4f", c->d);
 		break;
 	case CELL_NS:
-		snprintf(buf, CELL_BUF, "%.3f", (double)c->u / 1e9);
+		snprintf(buf, REPORT_CELL_BUF, "%.3f", (double)c->u / 1e9);
 		break;
 	default:
 		buf[0] = 0;
@@ -74,12 +72,12 @@ static const char *cell__text(const struct report_cell *c, char buf[CELL_BUF])
 }
 
 static const char *row__text(const struct report *r, const struct report_col *col, const void *row,
-			     char buf[CELL_BUF])
+			     char buf[REPORT_CELL_BUF])
 {
 	struct report_cell c = {0};
 
 	col->get(r, row, &c);
-	return cell__text(&c, buf);
+	return report_cell__text(&c, buf);
 }
 
 static const char *col__head(const struct report_col *c, bool pair)
@@ -98,7 +96,7 @@ int report_text__table(const struct report *r, const struct report_tbl *t, const
 	const struct report_col **cols = calloc(t->ncols, sizeof(*cols));
 	int *width = calloc(t->ncols, sizeof(*width));
 	bool context = !r->symbols;
-	char buf[CELL_BUF], first[CELL_BUF];
+	char buf[REPORT_CELL_BUF], first[REPORT_CELL_BUF];
 	size_t n = 0;
 
 	if (!cols || !width) {
@@ -659,7 +657,7 @@ static int text__tasks(const struct report *r, const struct row *rows, size_t n,
 		if (!strcmp(r->s->events[e].name, rows[0].event))
 			total = r->s->events[e].total;
 	for (size_t i = 0; i < n; i++) {
-		char num[CELL_BUF];
+		char num[REPORT_CELL_BUF];
 
 		wd[0] = int_max(wd[0],
 				snprintf(num, sizeof(num), "%" PRIu64, rows[i].task_samples));
