@@ -15,7 +15,7 @@ PACKAGES=(
 	linux-perf binutils
 	clang libclang-rt-14-dev clang-format
 	python3
-	util-linux procps
+	util-linux procps time
 	# man-page lint, the units' check (systemd-analyze, systemd.pc)
 	mandoc systemd
 	# domprof archive, report --archive (optional)

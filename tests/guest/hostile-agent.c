@@ -17,6 +17,10 @@
  *   replay   old sequence numbers again, seq 0, HELLO with seq != 1, frames
  *            of another incarnation, PERF frames whose count and record sizes lie
  *   silly    a HELLO announcing 2^32-1 CPUs and an absurd sample_type
+ *   future   samples stamped hours, years and 2^64-1 ns ahead, which no flush
+ *            horizon ever reaches (issue 12 (e))
+ *   ksyms    KSYMS frames of thousands of symbols at one address, each one
+ *            followed by a PERF frame (issue 12 (f))
  *
  *   hostile-agent [--port PATH] [--seconds N] [--phase-ms MS]
  *
@@ -57,6 +61,7 @@ static uint8_t pay[AP_MAX_PAYLOAD];
 static uint8_t req_bid[16][AP_BUILD_ID_MAX];
 static size_t nreq;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t skew_ns; /* added to every sample's time (phase future) */
 
 static uint64_t rnd(void)
 {
@@ -325,7 +330,7 @@ static void sample(struct perfbuf *b, uint32_t pid, uint64_t ip, uint16_t misc)
 	le64_put(r + 16, ip);
 	le32_put(r + 24, pid);
 	le32_put(r + 28, pid);
-	le64_put(r + 32, now_ns());
+	le64_put(r + 32, now_ns() + skew_ns);
 	le32_put(r + 40, 0);
 	le64_put(r + 48, 250000);
 }
@@ -593,6 +598,67 @@ static void phase_silly(void)
 	hello(0, 0, "", 0);
 }
 
+static void phase_future(uint64_t until)
+{
+	static const uint64_t skews[] = {3600ull * 1000000000ull,
+					 3600ull * 24 * 365 * 1000000000ull, ~0ull / 2};
+	struct perfbuf b;
+
+	pb_start(&b);
+	comm(&b, 4343, "future", 6);
+	mmap2(&b, 4343, 0x400000, 0x100000, "/bin/future", 11, NULL);
+	pb_send(&b, 0);
+	for (unsigned k = 0; now_ns() < until; k++) {
+		pb_start(&b);
+		skew_ns = skews[k % 3];
+		for (int i = 0; i < 1000; i++)
+			sample(&b, 4343, 0x400000 + (rnd() & 0xfffff), PERF_RECORD_MISC_USER);
+		pb_send(&b, 0);
+		pump_input();
+	}
+	/* And the last moment a clock can say. */
+	pb_start(&b);
+	skew_ns = 0;
+	sample(&b, 4343, 0x400100, PERF_RECORD_MISC_USER);
+	le64_put(b.p + 4 + 32, ~0ull);
+	pb_send(&b, 0);
+}
+
+static void phase_ksyms(uint64_t until)
+{
+	struct perfbuf b;
+	struct ap_wr w;
+	static unsigned gen;
+
+	while (now_ns() < until) {
+		char name[16];
+		unsigned n = 0;
+
+		ap_wr__init(&w, pay, sizeof(pay));
+		ap_wr__u32(&w, 0);
+		while (w.len + 8 + 4 + 1 + 1 + sizeof(name) + 1 <= sizeof(pay)) {
+			int len = snprintf(name, sizeof(name), "k%x_%u", gen, n);
+
+			ap_wr__u64(&w, 0xffffffff81000000ull);
+			ap_wr__u32(&w, 0);
+			ap_wr__u8(&w, 'T');
+			ap_wr__u8(&w, (uint8_t)len);
+			ap_wr__bytes(&w, name, (size_t)len);
+			ap_wr__u8(&w, 0);
+			n++;
+		}
+		le32_put(pay, n);
+		send_seq(AP_KSYMS, pay, w.len);
+		gen++;
+		pb_start(&b);
+		for (int i = 0; i < 10; i++)
+			sample(&b, 4242, 0xffffffff81000000ull + (rnd() & 0xfff),
+			       PERF_RECORD_MISC_KERNEL);
+		pb_send(&b, 0);
+		pump_input();
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -643,12 +709,14 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	for (unsigned round = 0; now_ns() < end; round++) {
 		static const char *const names[] = {"garbage", "hello", "mmaps",  "names",
-						    "flood",   "file",	"replay", "silly"};
-		const char *ph = names[round % 8];
+						    "flood",   "file",	"replay", "silly",
+						    "future",  "ksyms"};
+		const unsigned nph = sizeof(names) / sizeof(names[0]);
+		const char *ph = names[round % nph];
 
 		printf("hostile-agent: phase %s\n", ph);
 		fflush(stdout);
-		switch (round % 8) {
+		switch (round % nph) {
 		case 0:
 			phase_garbage(now_ns() + phase_ns / 3);
 			break;
@@ -672,6 +740,12 @@ int main(int argc, char **argv)
 			break;
 		case 7:
 			phase_silly();
+			break;
+		case 8:
+			phase_future(now_ns() + phase_ns);
+			break;
+		case 9:
+			phase_ksyms(now_ns() + phase_ns);
 			break;
 		}
 		pump_input();

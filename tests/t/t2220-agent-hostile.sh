@@ -8,6 +8,9 @@
 # writes nothing outside the session (every file it opens for writing, by
 # strace, is beneath the session; no symlink in the session; none of the
 # hostile names anywhere), and the other domain's split is intact (+-3).
+# Issue 12 (e) and (f) are phases of the attack too (samples stamped far in
+# the future; KSYMS floods at one address between PERF frames): the
+# recorder's peak RSS, its CPU time and the saved stream stay bounded.
 . "$top_srcdir/tests/t/test-lib.sh"
 . "$top_srcdir/tests/t/lib-agent.sh"
 test_require ROOT PERF_EVENTS DOMPROF PYTHON3 ZSTD LIBVIRT QEMU GUEST_KERNEL AGENT
@@ -34,7 +37,8 @@ touch before.mark
 sleep 1
 t0=$(date +%s)
 # Killed if it stalls (the test lock keeps other collectors away).
-timeout -s KILL 90 $trace domprof record -a --guest-sampling agent \
+timeout -s KILL 90 /usr/bin/time -o rusage.txt -f "maxrss_kb=%M user=%U sys=%S" \
+	$trace domprof record -a --guest-sampling agent \
 	--duration 20 --session-dir s >record.out 2>record.err
 rc=$?
 t1=$(date +%s)
@@ -43,14 +47,27 @@ session=$(cd s 2>/dev/null && pwd -P)
 # now: the checks below write files of their own there.
 find "$TEST_DIR" -mindepth 1 -newer before.mark ! -path "$session/*" ! -path "$session" \
 	! -name "*.console.log" ! -name trace.txt ! -name "record.*" ! -name ".*" \
-	! -name written.txt -print >written.txt 2>/dev/null
+	! -name written.txt ! -name rusage.txt -print >written.txt 2>/dev/null
 
 test_expect_success 'the recorder neither crashes nor stalls: exit 0 in time' '
 	cat record.err &&
 	echo "exit $rc after $((t1 - t0)) s" &&
 	[ $rc = 0 ] && [ $((t1 - t0)) -le 45 ] &&
 	grep -q "hostile-agent: phase replay" "$(guest_console t2220-h)" &&
-	grep -q "hostile-agent: phase file" "$(guest_console t2220-h)"
+	grep -q "hostile-agent: phase file" "$(guest_console t2220-h)" &&
+	grep -q "hostile-agent: phase future" "$(guest_console t2220-h)" &&
+	grep -q "hostile-agent: phase ksyms" "$(guest_console t2220-h)"
+'
+
+test_expect_success 'the attack costs the recorder bounded memory, CPU and stream' '
+	cat rusage.txt &&
+	rss=$(sed -n "s/.*maxrss_kb=\([0-9]*\).*/\1/p" rusage.txt) &&
+	cpu=$(awk "{ for (i = 1; i <= NF; i++) { split(\$i, kv, \"=\"); if (kv[1] == \"user\" || kv[1] == \"sys\") c += kv[2] } } END { print c }" rusage.txt) &&
+	stream=$(du -sk s/raw 2>/dev/null | cut -f1) &&
+	test_note "peak RSS ${rss} kB, CPU ${cpu} s over 20 s, saved stream ${stream:-0} kB" &&
+	[ "$rss" -le 262144 ] &&
+	awk -v c="$cpu" "BEGIN { exit !(c <= 20) }" &&
+	[ "${stream:-0}" -le 65536 ]
 '
 
 test_expect_success 'samples of both domains kept coming until the end' '
