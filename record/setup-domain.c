@@ -377,18 +377,32 @@ static int sd_find(struct sd *s, const char *xml, const char *which, bool *has, 
 	return 0;
 }
 
+/*
+ * The definition (inactive) or the running guest's XML into *xml (the
+ * caller frees it, also on error), and whether it has the agent channel, in
+ * e: r->cfg_has or r->live_has, and for the running guest its socket.
+ */
+static int sd_read(struct sd *s, bool inactive, char **xml, struct sd_elem *e)
+{
+	struct dp_setup_result *r = s->r;
+	bool *has = inactive ? &r->cfg_has : &r->live_has;
+	int ret = sd_xml(s, inactive, xml);
+
+	if (!ret)
+		ret = sd_find(s, *xml, inactive ? "persistent definition" : "running guest", has,
+			      e);
+	if (!ret && !inactive && *has && !sd_xml__source_path(e, r->socket, sizeof(r->socket)))
+		r->socket[0] = '\0';
+	return ret;
+}
+
 /* The running guest's XML read again: whether it has the channel, and its socket. */
 static int sd_live_state(struct sd *s)
 {
 	struct sd_elem e;
-	char *xml;
-	int ret = sd_xml(s, false, &xml);
+	char *xml = NULL;
+	int ret = sd_read(s, false, &xml, &e);
 
-	if (ret)
-		return ret;
-	ret = sd_find(s, xml, "running guest", &s->r->live_has, &e);
-	if (!ret && s->r->live_has && !sd_xml__source_path(&e, s->r->socket, sizeof(s->r->socket)))
-		s->r->socket[0] = '\0';
 	free(xml);
 	return ret;
 }
@@ -427,21 +441,15 @@ static int sd_add(struct sd *s)
 	int ret = 0;
 
 	if (r->persistent) {
-		ret = sd_xml(s, true, &cfg);
-		if (!ret)
-			ret = sd_find(s, cfg, "persistent definition", &r->cfg_has, &e);
+		ret = sd_read(s, true, &cfg, &e);
 		if (ret)
 			goto out;
 	}
 	if (r->running) {
-		ret = sd_xml(s, false, &live);
-		if (!ret)
-			ret = sd_find(s, live, "running guest", &r->live_has, &e);
+		ret = sd_read(s, false, &live, &e);
 		if (ret)
 			goto out;
 		r->live_no_ctrl = !sd_xml__controller(live, &c);
-		if (r->live_has && !sd_xml__source_path(&e, r->socket, sizeof(r->socket)))
-			r->socket[0] = '\0';
 	}
 	if (r->persistent && !r->cfg_has) {
 		ret = sd_add_config(s, cfg);
@@ -508,13 +516,9 @@ static int sd_remove(struct sd *s)
 	int ret = 0;
 
 	if (r->running) {
-		ret = sd_xml(s, false, &live);
-		if (!ret)
-			ret = sd_find(s, live, "running guest", &r->live_has, &e);
+		ret = sd_read(s, false, &live, &e);
 		if (ret)
 			goto out;
-		if (r->live_has && !sd_xml__source_path(&e, r->socket, sizeof(r->socket)))
-			r->socket[0] = '\0';
 		if (s->o->live && r->live_has) {
 			ret = sd_detach(s, &e, VIR_DOMAIN_AFFECT_LIVE, "cannot unplug the channel");
 			if (ret)
@@ -528,9 +532,7 @@ static int sd_remove(struct sd *s)
 		}
 	}
 	if (r->persistent) {
-		ret = sd_xml(s, true, &cfg);
-		if (!ret)
-			ret = sd_find(s, cfg, "persistent definition", &r->cfg_has, &e);
+		ret = sd_read(s, true, &cfg, &e);
 		if (!ret && r->cfg_has) {
 			ret = sd_detach(s, &e, VIR_DOMAIN_AFFECT_CONFIG,
 					"cannot remove the channel");
