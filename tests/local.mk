@@ -95,6 +95,7 @@ TESTS += $(SHELL_TESTS)
 # t3220 export the domain benchmark's generated stream.
 SHELL_TESTS += tests/t/t3200-export-domprofd.sh tests/t/t3210-export-endpoints.sh \
 	tests/t/t3220-export-queue.sh
+EXTRA_DIST += tests/t/lib-export.sh
 tests/t/t3210-export-endpoints.log tests/t/t3220-export-queue.log: bench/domains-gen$(EXEEXT)
 EXTRA_DIST += tests/helper/ingest.py doc/fleet.md
 # Issue 13 (doc/setup-domain.md): a running TCG guest given the agent channel.

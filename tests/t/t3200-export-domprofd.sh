@@ -7,33 +7,12 @@
 # most --export-timeout (what was unsent stays queued), and the next start
 # delivers it, through an HTTP 500 and a retry.
 . "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-export.sh"
 
-prereq_GO_PPROF() {
-	command -v go >/dev/null 2>&1 || { echo "needs go tool pprof (golang-go)"; return 1; }
-}
-prereq_EXPORT_BUILT() {
-	if domprof export --url http://127.0.0.1:1 --session-dir /nonexistent 2>&1 |
-		grep -q 'built without'; then
-		echo "domprof was built without libcurl or the pprof encoder"
-		return 1
-	fi
-}
 test_require ROOT PERF_EVENTS KALLSYMS DOMPROF WORKLOADS PYTHON3 GO_PPROF EXPORT_BUILT
 
-HOME=$TEST_DIR/home GOCACHE=$TEST_DIR/gocache
-export HOME GOCACHE
-mkdir -p "$HOME"
-helper() { python3 "$top_srcdir/tests/helper/pprof.py" "$@"; }
-top() { go tool pprof -symbolize=none -sample_index=samples -top -nodefraction=0 -nodecount=1000000 "$@"; }
+export_go_env
 
-ingest_start() {
-	python3 "$top_srcdir/tests/helper/ingest.py" serve "$1" ${2:+--plan "$2"} &
-	test_at_exit "kill $! 2>/dev/null"
-	n=0
-	while [ ! -s "$1/port" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
-	port=$(cat "$1/port")
-}
-field() { awk -F'\t' -v n="$2" -v c="$3" '$1 == n { print $c }' "$1/requests"; }
 # The session's span as the export names it (meta/session's mtime is its end).
 span() {
 	u=$(stat -c %Y "$1/meta/session")

@@ -6,43 +6,17 @@
 # refusing, hanging, failing or garbage-speaking endpoint costs a bounded
 # time and a clear message, never a hang.
 . "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-export.sh"
 
-prereq_GO_PPROF() {
-	command -v go >/dev/null 2>&1 || { echo "needs go tool pprof (golang-go)"; return 1; }
-}
-prereq_EXPORT_BUILT() {
-	if domprof export --url http://127.0.0.1:1 --session-dir /nonexistent 2>&1 |
-		grep -q 'built without'; then
-		echo "domprof was built without libcurl or the pprof encoder"
-		return 1
-	fi
-}
-prereq_DOMAINS_GEN() {
-	[ -x "$top_builddir/bench/domains-gen" ] ||
-		{ echo "bench/domains-gen is not built (make check builds it)"; return 1; }
-}
 test_require DOMPROF PYTHON3 GO_PPROF EXPORT_BUILT DOMAINS_GEN
 
-HOME=$TEST_DIR/home GOCACHE=$TEST_DIR/gocache
-export HOME GOCACHE
-mkdir -p "$HOME"
+export_go_env
+
 # domprof export's temporary queues, to see that none is left.
 TMPDIR=$TEST_DIR/tmp
 export TMPDIR
 mkdir -p "$TMPDIR"
-helper() { python3 "$top_srcdir/tests/helper/pprof.py" "$@"; }
-top() { go tool pprof -symbolize=none -sample_index=samples -top -nodefraction=0 -nodecount=1000000 "$@"; }
 
-# ingest_start DIR [PLAN]: a receiver in the background; sets $port.
-ingest_start() {
-	python3 "$top_srcdir/tests/helper/ingest.py" serve "$1" ${2:+--plan "$2"} &
-	test_at_exit "kill $! 2>/dev/null"
-	n=0
-	while [ ! -s "$1/port" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
-	port=$(cat "$1/port")
-}
-# field DIR N COLUMN: a column of request N (tests/helper/ingest.py's requests).
-field() { awk -F'\t' -v n="$2" -v c="$3" '$1 == n { print $c }' "$1/requests"; }
 # elapsed CMD...: run it; $secs is how long it took (whole seconds, rounded up).
 elapsed() {
 	t0=$(date +%s.%N)

@@ -4,28 +4,10 @@
 # when the endpoint comes back, what was kept is delivered first, in order,
 # and every profile encoded is either delivered or counted as dropped.
 . "$top_srcdir/tests/t/test-lib.sh"
+. "$top_srcdir/tests/t/lib-export.sh"
 
-prereq_EXPORT_BUILT() {
-	if domprof export --url http://127.0.0.1:1 --session-dir /nonexistent 2>&1 |
-		grep -q 'built without'; then
-		echo "domprof was built without libcurl or the pprof encoder"
-		return 1
-	fi
-}
-prereq_DOMAINS_GEN() {
-	[ -x "$top_builddir/bench/domains-gen" ] ||
-		{ echo "bench/domains-gen is not built (make check builds it)"; return 1; }
-}
 test_require DOMPROF PYTHON3 EXPORT_BUILT DOMAINS_GEN
 
-ingest_start() {
-	python3 "$top_srcdir/tests/helper/ingest.py" serve "$1" ${2:+--plan "$2"} &
-	test_at_exit "kill $! 2>/dev/null"
-	n=0
-	while [ ! -s "$1/port" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
-	port=$(cat "$1/port")
-}
-field() { awk -F'\t' -v n="$2" -v c="$3" '$1 == n { print $c }' "$1/requests"; }
 # stat_of FILE WORD: the count before WORD in the export's last summary line.
 stat_of() {
 	grep "export: [0-9]* profiles\? sent" "$1" | tail -n 1 |
