@@ -2,7 +2,12 @@
 # Issue 12 item 3: a domain started and stopped 100 times in one session
 # leaks nothing in the recorder: its threads and its descriptors other than
 # sample files are the same after the 100th run as after the 10th, and its
-# anonymous memory grows by less than 512 KiB (a leak of 6 KiB a run shows).
+# anonymous memory grows by less than 256 KiB over runs 10 to 55 or over
+# runs 55 to 100 (a leak of 6 KiB a run shows in both halves). Not over the
+# whole: on a loaded machine the recorder's buffers reach a new high-water
+# mark now and then (seen: +2.9 and +5.2 MB once during a CI run with other
+# work on the machine; flat at 30 416 kB from the 12th run when quiet), and
+# such a step falls in one half, where a leak grows in both.
 #
 # The domain is the cheapest real one: a process whose executable is named
 # qemu-system-x86_64 with QEMU's -name and -uuid (a copy of cat, blocked
@@ -13,6 +18,7 @@ test_require ROOT PERF_EVENTS DOMPROF
 
 RUNS=100
 WARM=10
+MID=55
 uuid=34103410-0000-4000-8000-000000003410
 
 cp "$(command -v cat)" qemu-system-x86_64
@@ -56,6 +62,7 @@ while [ $i -lt $RUNS ]; do
 	wait $vmm 2>/dev/null
 	sleep 0.3
 	[ $i = $WARM ] && measure >m.warm
+	[ $i = $MID ] && measure >m.mid
 	kill -0 $pid 2>/dev/null || break
 done
 sleep 0.5
@@ -66,9 +73,12 @@ rc=$?
 
 set -- $(cat m.warm)
 w_rss=$1 w_thr=$2 w_oth=$3 w_ses=$4
+set -- $(cat m.mid)
+m_rss=$1
 set -- $(cat m.end)
 e_rss=$1 e_thr=$2 e_oth=$3 e_ses=$4
 say "after run $WARM: RssAnon ${w_rss} kB, $w_thr threads, $w_oth descriptors + $w_ses of the session"
+say "after run $MID: RssAnon ${m_rss} kB"
 say "after run $RUNS: RssAnon ${e_rss} kB, $e_thr threads, $e_oth descriptors + $e_ses of the session"
 
 test_expect_success "the recorder ran through $RUNS runs of the domain and exits 0" '
@@ -87,7 +97,7 @@ test_expect_success 'threads: as many after the last run as after the warm-up' '
 test_expect_success 'descriptors other than sample files: as many after the last run' '
 	[ "$e_oth" = "$w_oth" ]
 '
-test_expect_success "anonymous memory: less than 512 KiB more after $((RUNS - WARM)) more runs" '
-	[ $((e_rss - w_rss)) -lt 512 ]
+test_expect_success "anonymous memory: less than 256 KiB more over runs $WARM-$MID or $MID-$RUNS" '
+	[ $((m_rss - w_rss)) -lt 256 ] || [ $((e_rss - m_rss)) -lt 256 ]
 '
 test_done
