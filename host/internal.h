@@ -85,6 +85,10 @@ struct hs_map {
 struct hs_mapv {
 	size_t refs;
 	size_t cap;
+	uint64_t gen; /* new at every write: names these maps (the unwinder's cache key) */
+	/* The unwinder's view of v, made at the first unwind of generation umaps_gen. */
+	struct unwind_map *umaps;
+	uint64_t umaps_gen;
 	struct hs_map v[];
 };
 
@@ -115,6 +119,19 @@ void procs__drop(struct hs_procs *p, uint32_t tgid);
 void proc__clear_maps(struct hs_proc *proc);
 /* dst shares src's maps, copy-on-write (FORK). */
 int proc__copy_maps(struct hs_proc *dst, const struct hs_proc *src);
+/*
+ * A name for proc's maps as they are now, in O(1): it changes at every
+ * change of them (never reused in the process), and processes sharing
+ * their maps share it. 0 when proc has no maps.
+ */
+uint64_t proc__maps_gen(const struct hs_proc *proc);
+/*
+ * proc's maps as the unwinder takes them (proc->nmaps entries; paths are
+ * the images' names, "" without one), made once per generation and kept
+ * with the maps, so that unwinding costs no copy of them per sample. NULL
+ * when proc has no maps or on ENOMEM (with *err = -ENOMEM).
+ */
+const struct unwind_map *proc__unwind_maps(struct hs_proc *proc, int *err);
 /* Insert [start, end) replacing whatever it overlaps. */
 int proc__add_map(struct hs_proc *proc, uint64_t start, uint64_t end, uint64_t pgoff,
 		  struct hs_image *img);

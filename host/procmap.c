@@ -12,6 +12,7 @@
 #include "domprof/io.h"
 #include "domprof/mem.h"
 #include "host/internal.h"
+#include "host/unwind.h"
 
 /* A host has thousands of processes: start large rather than rehash during the /proc scan. */
 #define PROCS_MIN_BUCKETS 16384
@@ -22,10 +23,29 @@ int procs__init(struct hs_procs *p)
 	return 0;
 }
 
+/*
+ * Generations of maps, unique in the program: the sync instances of
+ * several threads may write maps at once, hence atomic.
+ */
+static uint64_t maps_gen_last;
+
+static uint64_t maps_gen_next(void)
+{
+	return __atomic_add_fetch(&maps_gen_last, 1, __ATOMIC_RELAXED);
+}
+
+static void mapv_free(struct hs_mapv *v)
+{
+	if (!v)
+		return;
+	free(v->umaps);
+	free(v);
+}
+
 static void mapv_put(struct hs_proc *proc)
 {
 	if (proc->mapv && !--proc->mapv->refs)
-		free(proc->mapv);
+		mapv_free(proc->mapv);
 	proc->mapv = NULL;
 	proc->maps = NULL;
 	proc->nmaps = 0;
@@ -38,8 +58,11 @@ static int mapv_own(struct hs_proc *proc, size_t need)
 	struct hs_mapv *v = proc->mapv;
 	size_t cap;
 
-	if (v && v->refs == 1 && v->cap >= need)
+	/* The caller writes them next: a new generation either way. */
+	if (v && v->refs == 1 && v->cap >= need) {
+		v->gen = maps_gen_next();
 		return 0;
+	}
 	cap = v && v->cap > 8 ? v->cap : 8;
 	while (cap < need)
 		cap *= 2;
@@ -52,12 +75,15 @@ static int mapv_own(struct hs_proc *proc, size_t need)
 		if (!v)
 			return -ENOMEM;
 		v->refs = 1;
+		v->umaps = NULL;
+		v->umaps_gen = 0;
 		if (proc->nmaps)
 			memcpy(v->v, proc->maps, proc->nmaps * sizeof(v->v[0]));
 		if (proc->mapv)
 			proc->mapv->refs--; /* shared: another holder frees it */
 	}
 	v->cap = cap;
+	v->gen = maps_gen_next();
 	proc->mapv = v;
 	proc->maps = v->v;
 	return 0;
@@ -126,6 +152,8 @@ void proc__clear_maps(struct hs_proc *proc)
 		mapv_put(proc);
 		return;
 	}
+	if (proc->mapv)
+		proc->mapv->gen = maps_gen_next();
 	proc->nmaps = 0;
 	proc->last = 0;
 }
@@ -142,6 +170,35 @@ int proc__copy_maps(struct hs_proc *dst, const struct hs_proc *src)
 	dst->maps = src->maps;
 	dst->nmaps = src->nmaps;
 	return 0;
+}
+
+uint64_t proc__maps_gen(const struct hs_proc *proc)
+{
+	return proc->mapv && proc->nmaps ? proc->mapv->gen : 0;
+}
+
+const struct unwind_map *proc__unwind_maps(struct hs_proc *proc, int *err)
+{
+	struct hs_mapv *v = proc->mapv;
+	struct unwind_map *u;
+
+	*err = 0;
+	if (!v || !proc->nmaps)
+		return NULL;
+	if (v->umaps && v->umaps_gen == v->gen)
+		return v->umaps;
+	/* Sized by cap, so that a later generation of the same size fits. */
+	u = realloc(v->umaps, v->cap * sizeof(*u));
+	if (!u) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (size_t i = 0; i < proc->nmaps; i++)
+		u[i] = (struct unwind_map){v->v[i].start, v->v[i].end, v->v[i].pgoff,
+					   v->v[i].img ? v->v[i].img->name : ""};
+	v->umaps = u;
+	v->umaps_gen = v->gen;
+	return u;
 }
 
 /* First map whose end is above pc. */

@@ -56,8 +56,6 @@ void sync__fini(struct sync *s)
 {
 	unwinder__free(s->unw);
 	s->unw = NULL;
-	free(s->umaps);
-	s->umaps = NULL;
 	sync_stacks__fini(&s->stacks);
 	sync_queue__fini(&s->queue);
 	sync_ids__fini(&s->ids);
@@ -296,17 +294,6 @@ static int chain_frames(struct sync *s, const struct sync_sample *d, struct hs_p
 	return 0;
 }
 
-/* A name for proc's maps as they are now: the unwinder keeps a process's modules while it holds. */
-static uint64_t maps_gen(const struct hs_proc *proc)
-{
-	uint64_t h = hash_mix64(proc->nmaps);
-
-	for (size_t i = 0; i < proc->nmaps; i++)
-		h = hash_mix64(h ^ proc->maps[i].start) ^ hash_mix64(proc->maps[i].end) ^
-		    hash_mix64(proc->maps[i].pgoff ^ (uint64_t)(uintptr_t)proc->maps[i].img);
-	return h;
-}
-
 /*
  * The user frames of d's stack copy after f[*n - 1], unwound in proc's maps:
  * the leaf's own pc is skipped when the leaf is user code (it is f[0]).
@@ -316,20 +303,19 @@ static int unwind_frames(struct sync *s, const struct sync_sample *d, struct hs_
 			 uint32_t *flags)
 {
 	uint64_t pcs[SYNC_STACK_MAX_FRAMES], regs[64];
+	const struct unwind_map *umaps;
 	enum unwind_end end;
 	int got;
 
 	if (!d->regs || !d->nregs || d->nregs > 64 || !d->stack || !d->stack_len)
 		return 0;
-	if (dp_ensure(s->umaps, s->capumaps, proc->nmaps + 1) < 0)
-		return -ENOMEM;
+	/* Made once per generation of the maps: no per-sample cost that grows with them. */
+	umaps = proc__unwind_maps(proc, &got);
+	if (got < 0)
+		return got;
 	for (uint32_t i = 0; i < d->nregs; i++)
 		regs[i] = ne64_get(d->regs + 8 * (size_t)i);
-	for (size_t i = 0; i < proc->nmaps; i++)
-		s->umaps[i] = (struct unwind_map){proc->maps[i].start, proc->maps[i].end,
-						  proc->maps[i].pgoff,
-						  proc->maps[i].img ? proc->maps[i].img->name : ""};
-	got = unwinder__unwind(s->unw, proc->tgid, maps_gen(proc), s->umaps, proc->nmaps,
+	got = unwinder__unwind(s->unw, proc->tgid, proc__maps_gen(proc), umaps, proc->nmaps,
 			       s->fmt.regs_user, regs, d->nregs, d->stack, (size_t)d->stack_len,
 			       pcs, SYNC_STACK_MAX_FRAMES, &end);
 	if (got == -ENOMEM)

@@ -50,10 +50,8 @@ struct sync {
 	struct sync_tasks tasks;
 	struct sync_ctx ctx;
 	struct sync_stacks stacks;
-	bool callgraph;		  /* every sample gets a stack (sync_opts.callgraph) */
-	struct unwinder *unw;	  /* user stack copies to unwind (REGS_USER + STACK_USER) */
-	struct unwind_map *umaps; /* the unwinder's view of a process's maps, reused */
-	size_t capumaps;
+	bool callgraph;	      /* every sample gets a stack (sync_opts.callgraph) */
+	struct unwinder *unw; /* user stack copies to unwind (REGS_USER + STACK_USER) */
 	struct sync_stats st;
 	unsigned ncpus;
 	int64_t time_offset; /* each record's time is moved by this onto the host's clock */

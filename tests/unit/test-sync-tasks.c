@@ -21,6 +21,7 @@
 #include <linux/perf_event.h>
 
 #include "host/sync/tasks.h"
+#include "host/unwind.h"
 
 struct body {
 	uint8_t b[256];
@@ -245,6 +246,74 @@ static void test_fork_shares_maps(void **state)
 	dp_words__fini(&out);
 }
 
+/*
+ * The maps' generation names them in O(1) for the unwinder: sharers share
+ * it, every write makes a new one, and the unwinder's view is made once per
+ * generation (the same array while nothing changes) with the maps' content.
+ */
+static void test_maps_generation(void **state)
+{
+	struct sync_tasks *t = *state;
+	const struct unwind_map *u, *u2;
+	struct hs_proc *p10, *p11;
+	struct dp_words out;
+	struct body r;
+	uint64_t g;
+	int err;
+
+	dp_words__init(&out);
+	p10 = procs__get(&t->procs, 10);
+	assert_int_equal(proc__maps_gen(p10), 0);
+	assert_null(proc__unwind_maps(p10, &err));
+	assert_int_equal(err, 0);
+	mmap2(&r, 10, 0x400000, 0x1000, "/bin/a");
+	assert_int_equal(sync_tasks__mmap(t, r.b, r.n, true, &out), 0);
+	mmap2(&r, 10, 0x200000, 0x1000, "/lib/b.so");
+	assert_int_equal(sync_tasks__mmap(t, r.b, r.n, true, &out), 0);
+	g = proc__maps_gen(p10);
+	assert_int_not_equal(g, 0);
+
+	u = proc__unwind_maps(p10, &err);
+	assert_non_null(u);
+	assert_int_equal(u[0].start, 0x200000);
+	assert_string_equal(u[0].path, "/lib/b.so");
+	assert_int_equal(u[1].end, 0x401000);
+	assert_string_equal(u[1].path, "/bin/a");
+	assert_ptr_equal(proc__unwind_maps(p10, &err), u);
+
+	task(&r, PERF_RECORD_FORK, 11, 10, 11);
+	assert_int_equal(sync_tasks__fork_exit(t, r.b, r.n, true), 0);
+	p11 = procs__find(&t->procs, 11);
+	assert_int_equal(proc__maps_gen(p11), g);
+	assert_ptr_equal(proc__unwind_maps(p11, &err), u);
+
+	/* The child writes: a generation of its own; the parent keeps its one. */
+	mmap2(&r, 11, 0x600000, 0x1000, "/lib/c.so");
+	assert_int_equal(sync_tasks__mmap(t, r.b, r.n, true, &out), 0);
+	assert_int_not_equal(proc__maps_gen(p11), g);
+	assert_int_equal(proc__maps_gen(p10), g);
+	u2 = proc__unwind_maps(p11, &err);
+	assert_non_null(u2);
+	assert_string_equal(u2[2].path, "/lib/c.so");
+
+	/* A write in place (the parent alone now): new generation, view made again. */
+	mmap2(&r, 10, 0x400000, 0x1000, "/bin/a2");
+	assert_int_equal(sync_tasks__mmap(t, r.b, r.n, true, &out), 0);
+	assert_int_not_equal(proc__maps_gen(p10), g);
+	assert_int_not_equal(proc__maps_gen(p10), proc__maps_gen(p11));
+	u = proc__unwind_maps(p10, &err);
+	assert_string_equal(u[1].path, "/bin/a2");
+	g = proc__maps_gen(p10);
+	/* An exec empties them. */
+	comm(&r, 10, 10, "x", true);
+	assert_int_equal(sync_tasks__comm(t, r.b, r.n, &out), 0);
+	assert_int_equal(proc__maps_gen(p10), 0);
+	mmap2(&r, 10, 0x400000, 0x1000, "/bin/a2");
+	assert_int_equal(sync_tasks__mmap(t, r.b, r.n, true, &out), 0);
+	assert_int_not_equal(proc__maps_gen(p10), g);
+	dp_words__fini(&out);
+}
+
 static void test_guest_kernel_threads(void **state)
 {
 	struct sync_tasks *t = *state;
@@ -307,6 +376,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fork_exec_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_shares_maps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_maps_generation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guest_kernel_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
 	};
