@@ -7,6 +7,10 @@
 #   tests/t/t3910-fuzz-targets    every other target a few seconds each
 FUZZ_CC = clang
 FUZZ_TIME = 300
+# Where the targets write their temporary sessions (FUZZ_TMPDIR=DIR): by
+# default a tmpfs when there is one, where the daemon and report targets run
+# about 4x faster than on ext4.
+FUZZ_TMPDIR =
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-I$(top_srcdir)/include -I$(top_builddir) -Wall -Wextra -Werror -Wno-unused-parameter
@@ -81,13 +85,17 @@ fuzz-seeds: fuzz-targets cli/domprof
 # What `make fuzz` runs (make fuzz FUZZ_RUN="report daemon" for some of them).
 FUZZ_RUN = agentlink $(FUZZ_TARGETS)
 fuzz: fuzz-targets fuzz-seeds
-	@for t in $(FUZZ_RUN); do \
+	@tmp="$(FUZZ_TMPDIR)"; \
+	if [ -z "$$tmp" ]; then \
+		if [ -d /dev/shm ] && [ -w /dev/shm ]; then tmp=/dev/shm; else tmp=$${TMPDIR:-/tmp}; fi; \
+	fi; \
+	for t in $(FUZZ_RUN); do \
 		seeds=fuzz/seeds/$$t; opts=; \
 		test $$t = agentlink && seeds=$(top_srcdir)/fuzz/corpus && opts=-max_len=131072; \
 		regress=; test -d $(top_srcdir)/fuzz/regress/$$t && regress=$(top_srcdir)/fuzz/regress/$$t; \
 		$(MKDIR_P) fuzz/run/$$t && \
 		echo "fuzz/fuzz-$$t: $(FUZZ_TIME) s" && \
-		fuzz/fuzz-$$t -max_total_time=$(FUZZ_TIME) $$opts $(FUZZ_RUN_FLAGS) \
+		TMPDIR=$$tmp fuzz/fuzz-$$t -max_total_time=$(FUZZ_TIME) $$opts $(FUZZ_RUN_FLAGS) \
 			-artifact_prefix=fuzz/$$t- fuzz/run/$$t $$seeds $$regress \
 			>fuzz/run/$$t.log 2>&1; rc=$$?; \
 		grep -E '^#[0-9]+ *DONE|^==[0-9]+==|^SUMMARY|^Done' fuzz/run/$$t.log; \

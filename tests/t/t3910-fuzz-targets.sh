@@ -20,6 +20,13 @@ test_require LIBFUZZER PYTHON3
 TARGETS="import:4000 daemon:800 tcgring:10000 passive:2000 report:1500 stackfile:200000
 	callchain:4000 unwind:100000 tracepoint:8000 archive-name:500000"
 LIMITS="-rss_limit_mb=2048 -timeout=10 -malloc_limit_mb=1024"
+# The daemon and report targets write a session per input: on a tmpfs they
+# run about 4 times faster than on ext4 (inode allocation dominates there).
+if [ -d /dev/shm ] && [ -w /dev/shm ] && fz_tmp=$(mktemp -d /dev/shm/domprof-t3910.XXXXXX); then
+	test_at_exit "rm -rf '$fz_tmp'"
+	TMPDIR=$fz_tmp
+	export TMPDIR
+fi
 
 test_expect_success 'the fuzz targets build with clang' '
 	${MAKE:-make} -s -C "$top_builddir" fuzz-targets >build.log 2>&1 ||
