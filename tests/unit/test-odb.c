@@ -521,6 +521,41 @@ static void test_corrupt(void **state)
 }
 
 /*
+ * A new file's directories are made from the deepest one there, whatever its
+ * depth; a symlink on the way is refused, and nothing is made past it.
+ */
+static void test_directories(void **state)
+{
+	static const char *const paths[] = {
+		"a/b/c/d/e/f/g/h/x",
+		"a/b/c/d/e/f/g/h/y",
+		"a/b/c/d/e/f/g/i/x",
+		"a/b/c/j/x",
+		"a/k/x",
+		"l/x",
+		"m",
+	};
+	struct odb *db;
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		assert_int_equal(odb__open(td.dfd, paths[i], &test_hdr, &db), 0);
+		assert_int_equal(odb__add(db, i, 1), 0);
+		odb__close(db);
+	}
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		assert_int_equal(fstatat(td.dfd, paths[i], &st, AT_SYMLINK_NOFOLLOW), 0);
+		assert_true(S_ISREG(st.st_mode));
+	}
+	/* Without a header a missing file is not made, nor its directories. */
+	assert_int_equal(odb__open(td.dfd, "a/b/n/o/x", NULL, &db), -ENOENT);
+	assert_int_equal(fstatat(td.dfd, "a/b/n", &st, AT_SYMLINK_NOFOLLOW), -1);
+	assert_int_equal(symlinkat("../l", td.dfd, "a/b/c/link"), 0);
+	assert_int_equal(odb__open(td.dfd, "a/b/c/link/p/q/x", &test_hdr, &db), -ELOOP);
+	assert_int_equal(fstatat(td.dfd, "l/p", &st, AT_SYMLINK_NOFOLLOW), -1);
+}
+
+/*
  * What a SIGKILL can leave: a node counted in current_size but not yet at
  * the head of its chain, and a half-built grow file. Neither loses a count
  * or makes a duplicate node.
@@ -569,6 +604,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_enospc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_directories, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
