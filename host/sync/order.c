@@ -18,8 +18,57 @@ struct sync_rec *sync_rec__new(const void *data, size_t len)
 		return NULL;
 	r->len = (uint32_t)len;
 	r->handoff = false;
+	r->pool = 0;
 	memcpy(r->data, data, len);
 	return r;
+}
+
+/* A free record's link to the next free one of its class is in its data. */
+static struct sync_rec *pool_next(const struct sync_rec *r)
+{
+	struct sync_rec *next;
+
+	memcpy(&next, r->data, sizeof(next));
+	return next;
+}
+
+struct sync_rec *sync_queue__rec_new(struct sync_queue *q, const void *data, size_t len)
+{
+	size_t c = len ? (len - 1) / SYNC_POOL_STEP : 0;
+	struct sync_rec *r;
+
+	if (c >= SYNC_POOL_CLASSES)
+		return sync_rec__new(data, len);
+	r = q->pool[c];
+	if (r) {
+		q->pool[c] = pool_next(r);
+		q->npool[c]--;
+	} else {
+		r = malloc(sizeof(*r) + (c + 1) * SYNC_POOL_STEP);
+		if (!r)
+			return NULL;
+	}
+	r->len = (uint32_t)len;
+	r->handoff = false;
+	r->pool = (uint8_t)(c + 1);
+	memcpy(r->data, data, len);
+	return r;
+}
+
+void sync_queue__rec_free(struct sync_queue *q, struct sync_rec *r)
+{
+	size_t c;
+
+	if (!r)
+		return;
+	c = r->pool ? r->pool - 1u : SYNC_POOL_CLASSES;
+	if (c >= SYNC_POOL_CLASSES || q->npool[c] >= SYNC_POOL_MAX) {
+		free(r);
+		return;
+	}
+	memcpy(r->data, &q->pool[c], sizeof(q->pool[c]));
+	q->pool[c] = r;
+	q->npool[c]++;
 }
 
 void sync_queue__fini(struct sync_queue *q)
@@ -41,6 +90,15 @@ void sync_queue__fini(struct sync_queue *q)
 	q->runs = NULL;
 	q->rheap = NULL;
 	q->rn = 0;
+	for (size_t c = 0; c < SYNC_POOL_CLASSES; c++) {
+		while (q->pool[c]) {
+			struct sync_rec *r = q->pool[c];
+
+			q->pool[c] = pool_next(r);
+			free(r);
+		}
+		q->npool[c] = 0;
+	}
 }
 
 uint64_t sync_queue__stamp(struct sync_queue *q, uint32_t cpu, bool has_time, uint64_t time)

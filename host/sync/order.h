@@ -21,8 +21,19 @@ struct sync_rec {
 	uint32_t cpu;
 	uint32_t len;
 	bool handoff; /* data is a struct sync_guest_sample, time its deadline */
+	uint8_t pool; /* its size class + 1 (sync_queue__rec_new()); 0: sync_rec__new() */
 	uint8_t data[];
 };
+
+/*
+ * Records of up to SYNC_POOL_CLASSES x SYNC_POOL_STEP bytes are recycled by
+ * their queue: a malloc() and a free() per record were a tenth of a
+ * recorder's CPU (batches of thousands defeat glibc's caches). A class keeps
+ * at most SYNC_POOL_MAX free records.
+ */
+#define SYNC_POOL_STEP	  64
+#define SYNC_POOL_CLASSES 8
+#define SYNC_POOL_MAX	  65536
 
 /* A queue entry: the key beside the record, so that ordering touches no record (cache misses). */
 struct sync_qent {
@@ -61,10 +72,18 @@ struct sync_queue {
 	size_t max;
 	uint64_t future_max;
 	uint64_t cpu_time[SYNC_CPU_MAX]; /* last time seen per CPU, for records without one */
+	struct sync_rec *pool[SYNC_POOL_CLASSES]; /* free records by size class */
+	uint32_t npool[SYNC_POOL_CLASSES];
 };
 
-/* NULL on ENOMEM; time, cpu and handoff to be set by the caller. */
+/* NULL on ENOMEM; time, cpu and handoff to be set by the caller; free() frees it. */
 struct sync_rec *sync_rec__new(const void *data, size_t len);
+/*
+ * The same from q's free records (freed with sync_queue__rec_free(), or
+ * free() once q is gone); sync_queue__rec_free() takes either kind, or NULL.
+ */
+struct sync_rec *sync_queue__rec_new(struct sync_queue *q, const void *data, size_t len);
+void sync_queue__rec_free(struct sync_queue *q, struct sync_rec *r);
 
 /* t moved by offset ns, 0 where it would go below 0. */
 static inline uint64_t sync_time__shift(uint64_t t, int64_t offset)
