@@ -39,6 +39,7 @@
 /* 2^28 nodes is a 5 GiB file; no image has that many distinct sample offsets. */
 #define ODB_MAX_NODES	(1u << 28)
 #define ODB_GROW_SUFFIX ".grow"
+#define ODB_RECENT	64 /* a power of two */
 
 struct odb {
 	uint8_t *map;
@@ -48,6 +49,13 @@ struct odb {
 	uint32_t size;
 	uint32_t mask;
 	uint32_t cur; /* our copy of current_size: we are the only writer */
+	/*
+	 * The nodes last found or added, direct-mapped by key: the hot keys
+	 * are the first added and so the deepest in OProfile's chains (new
+	 * nodes go to the head), each step a cache miss. Only a hint: the
+	 * node's key is checked.
+	 */
+	uint32_t recent[ODB_RECENT];
 	/*
 	 * The file's directory, for growth. The file's own descriptor is closed
 	 * once mapped (the mapping keeps it): one descriptor per open file, so
@@ -402,23 +410,42 @@ out_free:
 	return r;
 }
 
+static inline uint32_t odb_recent_slot(uint64_t key)
+{
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 58) & (ODB_RECENT - 1);
+}
+
+static inline void odb_node_inc(uint8_t *n, uint32_t inc)
+{
+	uint32_t v = ne32_get(n + 8);
+
+	ne32_put(n + 8, v > UINT32_MAX - inc ? UINT32_MAX : v + inc);
+}
+
 int odb__add(struct odb *db, uint64_t key, uint32_t inc)
 {
-	uint32_t b = odb_bucket(key, db->mask);
-	uint32_t i = ne32_get(db->hash + (size_t)b * 4);
-	uint32_t steps = db->cur;
+	uint32_t *recent = &db->recent[odb_recent_slot(key)];
+	uint32_t b, i, steps = db->cur;
 	uint8_t *n;
 	int r;
 
+	if (*recent && *recent < db->cur) {
+		n = db->nodes + (size_t)*recent * ODB_NODE_SIZE;
+		if (ne64_get(n) == key) {
+			odb_node_inc(n, inc);
+			return 0;
+		}
+	}
+	b = odb_bucket(key, db->mask);
+	i = ne32_get(db->hash + (size_t)b * 4);
 	while (i) {
 		/* Someone else wrote into our mapping; do not loop or run off it. */
 		if (i >= db->cur || !steps--)
 			return -EBADMSG;
 		n = db->nodes + (size_t)i * ODB_NODE_SIZE;
 		if (ne64_get(n) == key) {
-			uint32_t v = ne32_get(n + 8);
-
-			ne32_put(n + 8, v > UINT32_MAX - inc ? UINT32_MAX : v + inc);
+			odb_node_inc(n, inc);
+			*recent = i;
 			return 0;
 		}
 		i = ne32_get(n + 12);
@@ -439,6 +466,7 @@ int odb__add(struct odb *db, uint64_t key, uint32_t inc)
 	db->cur = i + 1;
 	odb_store_current(db->map, db->cur);
 	ne32_put(db->hash + (size_t)b * 4, i);
+	*recent = i;
 	return 0;
 }
 

@@ -266,6 +266,35 @@ static void test_growth(void **state)
 	}
 }
 
+/*
+ * Keys added again and again, in orders that make them collide in the hint
+ * of recent nodes and across growths: one node each, every count kept.
+ */
+static void test_revisits(void **state)
+{
+	enum { N = 3000 };
+	struct tally t = {calloc(N, 4), N, 0, 0};
+	struct odb *db;
+
+	assert_non_null(t.counts);
+	assert_int_equal(odb__open(td.dfd, "r/x", &test_hdr, &db), 0);
+	for (unsigned pass = 0; pass < 4; pass++) {
+		for (size_t i = 0; i < N; i++) {
+			size_t k = pass == 1 ? N - 1 - i : pass == 2 ? (i * 7) % N : i;
+
+			/* 3000 keys over the 64 slots of the hint. */
+			assert_int_equal(odb__add(db, k * 16, 1), 0);
+		}
+	}
+	odb__close(db);
+	assert_int_equal(odb__read(td.dfd, "r/x", NULL, tally_cb, &t), 0);
+	assert_int_equal(t.bad, 0);
+	assert_int_equal(t.nodes, N);
+	for (size_t k = 0; k < N; k++)
+		assert_int_equal(t.counts[k], 4);
+	free(t.counts);
+}
+
 static void test_saturation(void **state)
 {
 	struct odb *db;
@@ -605,6 +634,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_directories, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_revisits, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
