@@ -610,13 +610,13 @@ static int write_domains(struct daemon *d)
 
 /*
  * A periodic sync rewrites a file that grows with the session (all 64 guests'
- * kallsyms, every call stack) at most a tenth of the time: after a rewrite
+ * kallsyms, every call stack) at most a twentieth of the time: after a rewrite
  * that took t, not before DMETA_THROTTLE_FACTOR t more. Rewriting them at
  * every million words made them most of a 10 M-sample import. A rewrite
  * quicker than DMETA_THROTTLE_MIN_NS is never put off (a live session's
  * readers see every sync's files), and a final sync writes every dirty file.
  */
-#define DMETA_THROTTLE_FACTOR 9
+#define DMETA_THROTTLE_FACTOR 19
 #define DMETA_THROTTLE_MIN_NS (10 * 1000000ull)
 
 static int write_throttled(struct daemon *d, enum dmeta_throttled which,

@@ -76,7 +76,7 @@ void daemon__set_store_limits(struct daemon *d, uint64_t file_max, uint64_t stor
 /*
  * Write metadata (meta/ files); called at the end and may be called
  * periodically. A periodic call may put off the rewrite of a large file
- * (kallsyms, stacks, ...) so that rewrites take at most a tenth of the
+ * (kallsyms, stacks, ...) so that rewrites take at most a twentieth of the
  * time; after daemon__end_of_stream() and in daemon__free() none is put off.
  */
 int daemon__sync(struct daemon *d);
