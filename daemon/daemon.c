@@ -267,10 +267,12 @@ int daemon__feed(struct daemon *d, const uint64_t *w, size_t n)
 
 void daemon__end_of_stream(struct daemon *d, size_t leftover)
 {
-	if (d && (leftover || d->carry.n))
+	if (!d)
+		return;
+	if (leftover || d->carry.n)
 		d->stats.bad_words++;
-	if (d)
-		dp_words__reset(&d->carry);
+	dp_words__reset(&d->carry);
+	d->meta_final = true;
 }
 
 int daemon__sync(struct daemon *d)
@@ -298,6 +300,7 @@ void daemon__free(struct daemon *d)
 {
 	if (!d)
 		return;
+	d->meta_final = true;
 	daemon__sync(d);
 	sfile__free_all(d);
 	timeline__free(d);

@@ -271,6 +271,16 @@ struct transient {
 	unsigned nsamp_max; /* highest defined event + 1 */
 };
 
+/* The meta files whose rewrite a periodic daemon__sync() may put off. */
+enum dmeta_throttled {
+	DMETA_IMAGES,
+	DMETA_KALLSYMS,
+	DMETA_TASKS,
+	DMETA_STACKS,
+	DMETA_TIMELINE,
+	DMETA_NTHROTTLED
+};
+
 struct daemon {
 	int dirfd;
 	unsigned separate;
@@ -328,6 +338,13 @@ struct daemon {
 
 	bool dirty_session, dirty_events, dirty_images, dirty_kallsyms, dirty_tasks, dirty_stacks;
 	bool dirty_domains; /* some dommeta has a dirty flag */
+	/*
+	 * The files that grow with the session (images, kallsyms, tasks,
+	 * stacks, timelines) are rewritten whole: a periodic sync skips one
+	 * until its deadline (daemon/meta.c), a final one never does.
+	 */
+	uint64_t meta_next_ns[DMETA_NTHROTTLED];
+	bool meta_final; /* the stream ended: every sync writes everything */
 
 	struct timeline *tl; /* NULL until a TIMELINE record */
 };

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domprof/clock.h"
 #include "domprof/metafile.h"
 #include "domprof/session.h"
 #include "domprof/strbuf.h"
@@ -607,6 +608,32 @@ static int write_domains(struct daemon *d)
 	return err;
 }
 
+/*
+ * A periodic sync rewrites a file that grows with the session (all 64 guests'
+ * kallsyms, every call stack) at most a twentieth of the time: after a rewrite
+ * that took t, not before DMETA_THROTTLE_FACTOR t more. Rewriting them at
+ * every million words made them most of a 10 M-sample import. A rewrite
+ * quicker than DMETA_THROTTLE_MIN_NS is never put off (a live session's
+ * readers see every sync's files), and a final sync writes every dirty file.
+ */
+#define DMETA_THROTTLE_FACTOR 19
+#define DMETA_THROTTLE_MIN_NS (10 * 1000000ull)
+
+static int write_throttled(struct daemon *d, enum dmeta_throttled which,
+			   int (*write)(struct daemon *d))
+{
+	uint64_t t0 = dp_now_ns(), t1;
+	int r;
+
+	if (!d->meta_final && t0 < d->meta_next_ns[which])
+		return 0;
+	r = write(d);
+	t1 = dp_now_ns();
+	d->meta_next_ns[which] =
+		t1 - t0 < DMETA_THROTTLE_MIN_NS ? 0 : t1 + DMETA_THROTTLE_FACTOR * (t1 - t0);
+	return r;
+}
+
 int dmeta__write_all(struct daemon *d)
 {
 	int err = 0, r;
@@ -622,17 +649,17 @@ int dmeta__write_all(struct daemon *d)
 	if (d->dirty_events)
 		KEEP_FIRST(write_events(d));
 	if (d->dirty_images)
-		KEEP_FIRST(write_images(d));
+		KEEP_FIRST(write_throttled(d, DMETA_IMAGES, write_images));
 	if (d->dirty_kallsyms)
-		KEEP_FIRST(write_kallsyms(d));
+		KEEP_FIRST(write_throttled(d, DMETA_KALLSYMS, write_kallsyms));
 	if (d->dirty_tasks)
-		KEEP_FIRST(write_tasks(d));
+		KEEP_FIRST(write_throttled(d, DMETA_TASKS, write_tasks));
 	if (d->dirty_domains)
 		KEEP_FIRST(write_domains(d));
 	if (d->dirty_stacks)
-		KEEP_FIRST(dstacks__write(d));
+		KEEP_FIRST(write_throttled(d, DMETA_STACKS, dstacks__write));
 	if (d->tl)
-		KEEP_FIRST(timeline__write(d));
+		KEEP_FIRST(write_throttled(d, DMETA_TIMELINE, timeline__write));
 	KEEP_FIRST(write_stats(d));
 	KEEP_FIRST(write_oprofile_stats(d));
 #undef KEEP_FIRST

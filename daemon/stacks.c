@@ -320,16 +320,22 @@ static int add_stack(const struct daemon *d, struct sfbuild *b, const struct dst
 	return 0;
 }
 
+/* A count's sort key beside it: sorting touches no count (700 000 of them: cache misses). */
+struct sortent {
+	uint64_t id; /* of its stack */
+	uint32_t slot, event, tgid, tid;
+	const struct dscount *c;
+};
+
 static int count_cmp(const void *a, const void *b)
 {
-	const struct dscount *x = *(const struct dscount *const *)a;
-	const struct dscount *y = *(const struct dscount *const *)b;
+	const struct sortent *x = a, *y = b;
 
 	/* By directory first: each file is one contiguous range (the order within it unchanged). */
 	if (x->slot != y->slot)
 		return x->slot < y->slot ? -1 : 1;
-	if (x->st->id != y->st->id)
-		return x->st->id < y->st->id ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
 	if (x->event != y->event)
 		return x->event < y->event ? -1 : 1;
 	if (x->tgid != y->tgid)
@@ -337,8 +343,7 @@ static int count_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-static int write_slot(struct daemon *d, uint32_t slot, const struct dscount *const *sorted,
-		      size_t n)
+static int write_slot(struct daemon *d, uint32_t slot, const struct sortent *sorted, size_t n)
 {
 	struct sfbuild b = {0};
 	char path[MANGLE_BUF_SIZE + 64];
@@ -350,13 +355,13 @@ static int write_slot(struct daemon *d, uint32_t slot, const struct dscount *con
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (sorted[mid]->slot < slot)
+		if (sorted[mid].slot < slot)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i < n && sorted[i]->slot == slot && !ret; i++) {
-		const struct dscount *c = sorted[i];
+	for (size_t i = lo; i < n && sorted[i].slot == slot && !ret; i++) {
+		const struct dscount *c = sorted[i].c;
 		struct dp_stack_count *out;
 
 		if (dp_ensure(b.sf.counts, b.capcounts, b.sf.ncounts + 1) < 0) {
@@ -388,7 +393,7 @@ static int write_slot(struct daemon *d, uint32_t slot, const struct dscount *con
 
 int dstacks__write(struct daemon *d)
 {
-	const struct dscount **sorted;
+	struct sortent *sorted;
 	const struct dp_hnode *node;
 	size_t n = 0, bkt;
 	int err = 0;
@@ -400,7 +405,9 @@ int dstacks__write(struct daemon *d)
 		return -ENOMEM;
 	dp_hashmap__for_each(&d->scounts, bkt, node)
 	{
-		sorted[n++] = dp_hnode_entry(node, const struct dscount, node);
+		const struct dscount *c = dp_hnode_entry(node, const struct dscount, node);
+
+		sorted[n++] = (struct sortent){c->st->id, c->slot, c->event, c->tgid, c->tid, c};
 	}
 	/* Stack ids and threads in order: the same stream always gives the same file. */
 	qsort(sorted, n, sizeof(*sorted), count_cmp);

@@ -39,6 +39,7 @@
 /* 2^28 nodes is a 5 GiB file; no image has that many distinct sample offsets. */
 #define ODB_MAX_NODES	(1u << 28)
 #define ODB_GROW_SUFFIX ".grow"
+#define ODB_RECENT	64 /* a power of two */
 
 struct odb {
 	uint8_t *map;
@@ -48,6 +49,13 @@ struct odb {
 	uint32_t size;
 	uint32_t mask;
 	uint32_t cur; /* our copy of current_size: we are the only writer */
+	/*
+	 * The nodes last found or added, direct-mapped by key: the hot keys
+	 * are the first added and so the deepest in OProfile's chains (new
+	 * nodes go to the head), each step a cache miss. Only a hint: the
+	 * node's key is checked.
+	 */
+	uint32_t recent[ODB_RECENT];
 	/*
 	 * The file's directory, for growth. The file's own descriptor is closed
 	 * once mapped (the mapping keeps it): one descriptor per open file, so
@@ -289,6 +297,58 @@ static int odb_names(struct odb *db, const char *base)
 	return 0;
 }
 
+/*
+ * Make the missing part of dir (beneath dirfd, known not to exist) and open
+ * it O_PATH. A new sample file's directory shares all but its last few
+ * components with one made before (OProfile's tree is a dozen deep): the
+ * deepest existing one is found by bisection, as existence is monotone along
+ * the path, and only the rest is made, rather than a mkdir and an open of
+ * every component from the session's root. Returns fd or -errno.
+ */
+static int odb_make_dir(int dirfd, const char *dir)
+{
+	size_t ends[64], n = 0, lo = 0, hi;
+	char buf[PATH_MAX];
+	const char *rest;
+	int base = -1, fd, r;
+
+	for (const char *p = dir; *p; p++)
+		if (*p == '/' && n < sizeof(ends) / sizeof(ends[0]) - 1)
+			ends[n++] = (size_t)(p - dir);
+	ends[n++] = strlen(dir);
+	/* Prefix k (1..n) is dir[0, ends[k - 1]); prefix n is missing, prefix 0 is dirfd. */
+	hi = n;
+	memcpy(buf, dir, ends[n - 1] + 1);
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		char c = buf[ends[mid - 1]];
+
+		buf[ends[mid - 1]] = '\0';
+		fd = session__openat(dirfd, buf, O_PATH | O_DIRECTORY, 0);
+		buf[ends[mid - 1]] = c;
+		if (fd == -ENOENT) {
+			hi = mid;
+			continue;
+		}
+		if (fd < 0) {
+			r = fd;
+			goto out;
+		}
+		if (base >= 0)
+			close(base);
+		base = fd;
+		lo = mid;
+	}
+	rest = lo ? dir + ends[lo - 1] + 1 : dir;
+	r = session__mkdirs(base >= 0 ? base : dirfd, rest);
+	if (r == 0)
+		r = session__openat(base >= 0 ? base : dirfd, rest, O_PATH | O_DIRECTORY, 0);
+out:
+	if (base >= 0)
+		close(base);
+	return r;
+}
+
 int odb__open(int dirfd, const char *relpath, const struct odb_header *hdr, struct odb **out)
 {
 	const char *slash, *base;
@@ -315,12 +375,8 @@ int odb__open(int dirfd, const char *relpath, const struct odb_header *hdr, stru
 		dir[slash - relpath] = '\0';
 		/* Most opens find the directory there already: mkdir only when missing. */
 		db->dfd = session__openat(dirfd, dir, O_PATH | O_DIRECTORY, 0);
-		if (db->dfd == -ENOENT && hdr) {
-			r = session__mkdirs(dirfd, dir);
-			if (r < 0)
-				goto out_free;
-			db->dfd = session__openat(dirfd, dir, O_PATH | O_DIRECTORY, 0);
-		}
+		if (db->dfd == -ENOENT && hdr)
+			db->dfd = odb_make_dir(dirfd, dir);
 	} else {
 		db->dfd = session__openat(dirfd, ".", O_PATH | O_DIRECTORY, 0);
 	}
@@ -354,23 +410,42 @@ out_free:
 	return r;
 }
 
+static inline uint32_t odb_recent_slot(uint64_t key)
+{
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 58) & (ODB_RECENT - 1);
+}
+
+static inline void odb_node_inc(uint8_t *n, uint32_t inc)
+{
+	uint32_t v = ne32_get(n + 8);
+
+	ne32_put(n + 8, v > UINT32_MAX - inc ? UINT32_MAX : v + inc);
+}
+
 int odb__add(struct odb *db, uint64_t key, uint32_t inc)
 {
-	uint32_t b = odb_bucket(key, db->mask);
-	uint32_t i = ne32_get(db->hash + (size_t)b * 4);
-	uint32_t steps = db->cur;
+	uint32_t *recent = &db->recent[odb_recent_slot(key)];
+	uint32_t b, i, steps = db->cur;
 	uint8_t *n;
 	int r;
 
+	if (*recent && *recent < db->cur) {
+		n = db->nodes + (size_t)*recent * ODB_NODE_SIZE;
+		if (ne64_get(n) == key) {
+			odb_node_inc(n, inc);
+			return 0;
+		}
+	}
+	b = odb_bucket(key, db->mask);
+	i = ne32_get(db->hash + (size_t)b * 4);
 	while (i) {
 		/* Someone else wrote into our mapping; do not loop or run off it. */
 		if (i >= db->cur || !steps--)
 			return -EBADMSG;
 		n = db->nodes + (size_t)i * ODB_NODE_SIZE;
 		if (ne64_get(n) == key) {
-			uint32_t v = ne32_get(n + 8);
-
-			ne32_put(n + 8, v > UINT32_MAX - inc ? UINT32_MAX : v + inc);
+			odb_node_inc(n, inc);
+			*recent = i;
 			return 0;
 		}
 		i = ne32_get(n + 12);
@@ -391,6 +466,7 @@ int odb__add(struct odb *db, uint64_t key, uint32_t inc)
 	db->cur = i + 1;
 	odb_store_current(db->map, db->cur);
 	ne32_put(db->hash + (size_t)b * 4, i);
+	*recent = i;
 	return 0;
 }
 

@@ -572,6 +572,7 @@ static void close_session(struct record *r, uint64_t b)
 	r->stream = NULL;
 	if (ret < 0 && !r->disk_noticed)
 		notice(r, "closing %s/%s: %s", r->path, DP_STREAM_PATH, strerror(-ret));
+	daemon__end_of_stream(r->daemon, 0);
 	ret = daemon__sync(r->daemon);
 	if (ret < 0 && !r->disk_noticed)
 		notice(r, "closing %s: %s", r->path, strerror(-ret));
@@ -731,6 +732,8 @@ static int finish(struct record *r, char *errbuf, size_t errlen)
 	ret = stream_writer__flush(r->stream);
 	if (ret < 0)
 		return disk_error(r, ret, errbuf, errlen);
+	/* The last sync: no large file put off. */
+	daemon__end_of_stream(r->daemon, 0);
 	ret = daemon__sync(r->daemon);
 	if (ret < 0)
 		return disk_error(r, ret, errbuf, errlen);

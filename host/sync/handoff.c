@@ -79,7 +79,7 @@ int sync_timeline__switch(struct sync_timeline *tl, struct sync *s, const struct
 int sync_timeline__queue(struct sync_timeline *tl, struct sync *s,
 			 const struct sync_guest_sample *g, uint64_t err_ns)
 {
-	struct sync_rec *r = sync_rec__new(g, sizeof(*g));
+	struct sync_rec *r = sync_queue__rec_new(&s->queue, g, sizeof(*g));
 	int ret;
 
 	if (!r)
@@ -100,7 +100,7 @@ int sync_timeline__queue(struct sync_timeline *tl, struct sync *s,
 	}
 	ret = sync__queue_rec(s, r);
 	if (ret < 0)
-		free(r);
+		sync_queue__rec_free(&s->queue, r);
 	return ret;
 }
 

@@ -18,14 +18,86 @@ struct sync_rec *sync_rec__new(const void *data, size_t len)
 		return NULL;
 	r->len = (uint32_t)len;
 	r->handoff = false;
+	r->in_arena = false;
 	memcpy(r->data, data, len);
 	return r;
+}
+
+static struct sync_arena *arena_of(const struct sync_rec *r)
+{
+	return (struct sync_arena *)((uintptr_t)r & ~(uintptr_t)(SYNC_ARENA_SIZE - 1));
+}
+
+/* An arena whose records are all freed: a spare, or gone. */
+static void arena_retire(struct sync_queue *q, struct sync_arena *a)
+{
+	if (q->nspare >= SYNC_ARENA_SPARE) {
+		free(a);
+		return;
+	}
+	a->next = q->spare;
+	q->spare = a;
+	q->nspare++;
+}
+
+struct sync_rec *sync_queue__rec_new(struct sync_queue *q, const void *data, size_t len)
+{
+	size_t need = (offsetof(struct sync_rec, data) + len + 7) & ~(size_t)7;
+	struct sync_arena *a = q->arena;
+	struct sync_rec *r;
+
+	if (len > SYNC_ARENA_REC)
+		return sync_rec__new(data, len);
+	if (!a || a->used + need > SYNC_ARENA_SIZE) {
+		if (q->spare) {
+			a = q->spare;
+			q->spare = a->next;
+			q->nspare--;
+		} else {
+			a = aligned_alloc(SYNC_ARENA_SIZE, SYNC_ARENA_SIZE);
+			if (!a)
+				return NULL;
+		}
+		/* The one left behind is retired by the free of its last record. */
+		if (q->arena && !q->arena->live)
+			arena_retire(q, q->arena);
+		a->used = (uint32_t)((sizeof(*a) + 7) & ~(size_t)7);
+		a->live = 0;
+		q->arena = a;
+	}
+	r = (struct sync_rec *)(void *)((uint8_t *)a + a->used);
+	a->used += (uint32_t)need;
+	a->live++;
+	r->len = (uint32_t)len;
+	r->handoff = false;
+	r->in_arena = true;
+	memcpy(r->data, data, len);
+	return r;
+}
+
+void sync_queue__rec_free(struct sync_queue *q, struct sync_rec *r)
+{
+	struct sync_arena *a;
+
+	if (!r)
+		return;
+	if (!r->in_arena) {
+		free(r);
+		return;
+	}
+	a = arena_of(r);
+	if (--a->live)
+		return;
+	if (a == q->arena) /* empty: cut again from its start */
+		a->used = (uint32_t)((sizeof(*a) + 7) & ~(size_t)7);
+	else
+		arena_retire(q, a);
 }
 
 void sync_queue__fini(struct sync_queue *q)
 {
 	for (size_t i = 0; i < q->hn; i++)
-		free(q->heap[i].r);
+		sync_queue__rec_free(q, q->heap[i].r);
 	free(q->heap);
 	q->heap = NULL;
 	q->n = q->hn = q->cap = 0;
@@ -33,7 +105,7 @@ void sync_queue__fini(struct sync_queue *q)
 		struct sync_run *run = &q->runs[c];
 
 		for (size_t i = run->head; i < run->n; i++)
-			free(run->v[i].r);
+			sync_queue__rec_free(q, run->v[i].r);
 		free(run->v);
 	}
 	free(q->runs);
@@ -41,6 +113,15 @@ void sync_queue__fini(struct sync_queue *q)
 	q->runs = NULL;
 	q->rheap = NULL;
 	q->rn = 0;
+	while (q->spare) {
+		struct sync_arena *a = q->spare;
+
+		q->spare = a->next;
+		free(a);
+	}
+	q->nspare = 0;
+	free(q->arena);
+	q->arena = NULL;
 }
 
 uint64_t sync_queue__stamp(struct sync_queue *q, uint32_t cpu, bool has_time, uint64_t time)

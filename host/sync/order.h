@@ -20,8 +20,27 @@ struct sync_rec {
 	uint64_t seq; /* arrival order breaks ties, keeping each CPU's order */
 	uint32_t cpu;
 	uint32_t len;
-	bool handoff; /* data is a struct sync_guest_sample, time its deadline */
+	bool handoff;  /* data is a struct sync_guest_sample, time its deadline */
+	bool in_arena; /* cut from its queue's arena (sync_queue__rec_new()) */
 	uint8_t data[];
+};
+
+/*
+ * Records of up to SYNC_ARENA_REC bytes are cut in turn from arenas of
+ * SYNC_ARENA_SIZE bytes owned by their queue, and an arena whose records are
+ * all freed is reused: a malloc() and a free() per record were a tenth of a
+ * recorder's CPU, and records cut in arrival order are read back in order
+ * from memory in that order. The queue keeps at most SYNC_ARENA_SPARE free
+ * arenas.
+ */
+#define SYNC_ARENA_SIZE	 (1u << 20)
+#define SYNC_ARENA_REC	 4096
+#define SYNC_ARENA_SPARE 8
+
+struct sync_arena {
+	struct sync_arena *next; /* on the free list */
+	uint32_t used;		 /* bytes cut, this header included */
+	uint32_t live;		 /* records cut and not freed */
 };
 
 /* A queue entry: the key beside the record, so that ordering touches no record (cache misses). */
@@ -61,10 +80,20 @@ struct sync_queue {
 	size_t max;
 	uint64_t future_max;
 	uint64_t cpu_time[SYNC_CPU_MAX]; /* last time seen per CPU, for records without one */
+	struct sync_arena *arena;	 /* records are cut from it; NULL before the first */
+	struct sync_arena *spare;	 /* free arenas, SYNC_ARENA_SPARE at most */
+	unsigned nspare;
 };
 
-/* NULL on ENOMEM; time, cpu and handoff to be set by the caller. */
+/* NULL on ENOMEM; time, cpu and handoff to be set by the caller; free() frees it. */
 struct sync_rec *sync_rec__new(const void *data, size_t len);
+/*
+ * The same cut from q's arena: freed with sync_queue__rec_free() (which takes
+ * either kind, or NULL), before sync_queue__fini(q), which frees the records
+ * still queued.
+ */
+struct sync_rec *sync_queue__rec_new(struct sync_queue *q, const void *data, size_t len);
+void sync_queue__rec_free(struct sync_queue *q, struct sync_rec *r);
 
 /* t moved by offset ns, 0 where it would go below 0. */
 static inline uint64_t sync_time__shift(uint64_t t, int64_t offset)

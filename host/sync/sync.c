@@ -134,7 +134,7 @@ int sync__queue(struct sync *s, int cpu, const void *rec, size_t len)
 	if (cpu < 0 || cpu >= SYNC_CPU_MAX)
 		goto bad;
 	time = sync_queue__stamp(&s->queue, (uint32_t)cpu, smp.has_time, smp.time);
-	r = sync_rec__new(d, len);
+	r = sync_queue__rec_new(&s->queue, d, len);
 	if (!r)
 		return -ENOMEM;
 	r->time = sync_time__shift(time, s->time_offset);
@@ -143,7 +143,7 @@ int sync__queue(struct sync *s, int cpu, const void *rec, size_t len)
 	r->cpu = (uint32_t)cpu;
 	ret = sync__queue_rec(s, r);
 	if (ret < 0)
-		free(r);
+		sync_queue__rec_free(&s->queue, r);
 	return ret;
 
 bad:
@@ -475,7 +475,7 @@ int sync__flush(struct sync *s, uint64_t horizon, struct dp_words *out)
 
 	while ((r = sync_queue__pop(&s->queue, horizon))) {
 		ret = process(s, r, out);
-		free(r);
+		sync_queue__rec_free(&s->queue, r);
 		if (ret == -EBADMSG) {
 			s->st.bad_records++;
 			ret = 0;

@@ -62,7 +62,7 @@ int daemon__feed(struct daemon *d, const uint64_t *w, size_t n);
 /*
  * The stream ended with leftover words daemon__process() could not consume
  * (a record cut off by the end): counted in bad_words. daemon__feed()'s own
- * leftover is counted too.
+ * leftover is counted too. From then on daemon__sync() writes everything.
  */
 void daemon__end_of_stream(struct daemon *d, size_t leftover);
 /*
@@ -73,7 +73,12 @@ void daemon__end_of_stream(struct daemon *d, size_t leftover);
  */
 void daemon__set_store_limits(struct daemon *d, uint64_t file_max, uint64_t store_max,
 			      uint64_t total_max);
-/* Write metadata (meta/ files); called at the end and may be called periodically. */
+/*
+ * Write metadata (meta/ files); called at the end and may be called
+ * periodically. A periodic call may put off the rewrite of a large file
+ * (kallsyms, stacks, ...) so that rewrites take at most a twentieth of the
+ * time; after daemon__end_of_stream() and in daemon__free() none is put off.
+ */
 int daemon__sync(struct daemon *d);
 const struct daemon_stats *daemon__stats(const struct daemon *d);
 /* Syncs and frees; NULL is fine. */

@@ -26,6 +26,7 @@
 #include "domprof/session.h"
 #include "domprof/stackfile.h"
 #include "domprof/words.h"
+#include "daemon/internal.h"
 
 #define S(s) s, sizeof(s) - 1
 
@@ -198,6 +199,50 @@ static void test_sync_rewrites_changed_directories(void **state)
 	daemon__free(d);
 }
 
+/*
+ * A periodic sync puts off the rewrite of a file whose last rewrite was slow
+ * (here: said to be); the sync after the end of the stream writes it.
+ */
+static void test_slow_rewrite_put_off_until_the_end(void **state)
+{
+	struct tdsession *f = *state;
+	struct dp_stackfile *sf;
+	struct daemon *d;
+	size_t mark;
+
+	stack_def(&f->b, 1, 0, via_a, 9);
+	task(&f->b, 10, 10);
+	samples(&f->b, 1, 0x30, 4);
+	assert_int_equal(daemon__new(f->sfd, 0, &d), 0);
+	assert_int_equal(daemon__feed(d, f->b.w, f->b.n), 0);
+	assert_int_equal(daemon__sync(d), 0);
+	d->meta_next_ns[DMETA_STACKS] = UINT64_MAX;
+	mark = f->b.n;
+	samples(&f->b, 1, 0x30, 3);
+	assert_int_equal(daemon__feed(d, f->b.w + mark, f->b.n - mark), 0);
+	assert_int_equal(daemon__sync(d), 0);
+	sf = read_stacks(f, DP_STACKFILE_NAME);
+	assert_int_equal(sf->ncounts, 1);
+	assert_int_equal(sf->counts[0].samples, 4);
+	dp_stackfile__free(sf);
+	daemon__end_of_stream(d, 0);
+	assert_int_equal(daemon__sync(d), 0);
+	sf = read_stacks(f, DP_STACKFILE_NAME);
+	assert_int_equal(sf->counts[0].samples, 7);
+	dp_stackfile__free(sf);
+	/* daemon__free() writes what a periodic sync put off, too. */
+	mark = f->b.n;
+	samples(&f->b, 1, 0x30, 1);
+	assert_int_equal(daemon__feed(d, f->b.w + mark, f->b.n - mark), 0);
+	d->meta_final = false;
+	d->meta_next_ns[DMETA_STACKS] = UINT64_MAX;
+	assert_int_equal(daemon__sync(d), 0);
+	daemon__free(d);
+	sf = read_stacks(f, DP_STACKFILE_NAME);
+	assert_int_equal(sf->counts[0].samples, 8);
+	dp_stackfile__free(sf);
+}
+
 /* Bad STACK_DEF and STACK records: each refused and counted; the samples are kept. */
 static void test_bad_stack_records(void **state)
 {
@@ -251,6 +296,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_counts_per_stack_and_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_domain_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_rewrites_changed_directories, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_slow_rewrite_put_off_until_the_end, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_stack_records, setup, teardown),
 	};

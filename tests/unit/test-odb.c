@@ -266,6 +266,35 @@ static void test_growth(void **state)
 	}
 }
 
+/*
+ * Keys added again and again, in orders that make them collide in the hint
+ * of recent nodes and across growths: one node each, every count kept.
+ */
+static void test_revisits(void **state)
+{
+	enum { N = 3000 };
+	struct tally t = {calloc(N, 4), N, 0, 0};
+	struct odb *db;
+
+	assert_non_null(t.counts);
+	assert_int_equal(odb__open(td.dfd, "r/x", &test_hdr, &db), 0);
+	for (unsigned pass = 0; pass < 4; pass++) {
+		for (size_t i = 0; i < N; i++) {
+			size_t k = pass == 1 ? N - 1 - i : pass == 2 ? (i * 7) % N : i;
+
+			/* 3000 keys over the 64 slots of the hint. */
+			assert_int_equal(odb__add(db, k * 16, 1), 0);
+		}
+	}
+	odb__close(db);
+	assert_int_equal(odb__read(td.dfd, "r/x", NULL, tally_cb, &t), 0);
+	assert_int_equal(t.bad, 0);
+	assert_int_equal(t.nodes, N);
+	for (size_t k = 0; k < N; k++)
+		assert_int_equal(t.counts[k], 4);
+	free(t.counts);
+}
+
 static void test_saturation(void **state)
 {
 	struct odb *db;
@@ -521,6 +550,41 @@ static void test_corrupt(void **state)
 }
 
 /*
+ * A new file's directories are made from the deepest one there, whatever its
+ * depth; a symlink on the way is refused, and nothing is made past it.
+ */
+static void test_directories(void **state)
+{
+	static const char *const paths[] = {
+		"a/b/c/d/e/f/g/h/x",
+		"a/b/c/d/e/f/g/h/y",
+		"a/b/c/d/e/f/g/i/x",
+		"a/b/c/j/x",
+		"a/k/x",
+		"l/x",
+		"m",
+	};
+	struct odb *db;
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		assert_int_equal(odb__open(td.dfd, paths[i], &test_hdr, &db), 0);
+		assert_int_equal(odb__add(db, i, 1), 0);
+		odb__close(db);
+	}
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		assert_int_equal(fstatat(td.dfd, paths[i], &st, AT_SYMLINK_NOFOLLOW), 0);
+		assert_true(S_ISREG(st.st_mode));
+	}
+	/* Without a header a missing file is not made, nor its directories. */
+	assert_int_equal(odb__open(td.dfd, "a/b/n/o/x", NULL, &db), -ENOENT);
+	assert_int_equal(fstatat(td.dfd, "a/b/n", &st, AT_SYMLINK_NOFOLLOW), -1);
+	assert_int_equal(symlinkat("../l", td.dfd, "a/b/c/link"), 0);
+	assert_int_equal(odb__open(td.dfd, "a/b/c/link/p/q/x", &test_hdr, &db), -ELOOP);
+	assert_int_equal(fstatat(td.dfd, "l/p", &st, AT_SYMLINK_NOFOLLOW), -1);
+}
+
+/*
  * What a SIGKILL can leave: a node counted in current_size but not yet at
  * the head of its chain, and a half-built grow file. Neither loses a count
  * or makes a duplicate node.
@@ -569,6 +633,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_enospc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_directories, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_revisits, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

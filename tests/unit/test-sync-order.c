@@ -157,6 +157,81 @@ static void test_interleaved_flushes(void **state)
 	free(q);
 }
 
+/*
+ * Records are cut in turn from an arena, which is reused once they are all
+ * freed; a queue keeps a bounded number of spare arenas and frees everything.
+ */
+static void test_record_arena(void **state)
+{
+	struct sync_queue *q = calloc(1, sizeof(*q));
+	static const uint8_t big[SYNC_ARENA_REC + 1];
+	uint8_t data[100] = {1, 2, 3};
+	struct sync_rec *a, *b, *c, **many;
+	size_t n = 3 * SYNC_ARENA_SPARE * (SYNC_ARENA_SIZE / 128);
+
+	(void)state;
+	assert_non_null(q);
+	a = sync_queue__rec_new(q, data, 10);
+	b = sync_queue__rec_new(q, data, 100);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(a->len, 10);
+	assert_memory_equal(a->data, data, 10);
+	assert_int_equal(b->len, 100);
+	assert_memory_equal(b->data, data, 100);
+	/* One after the other, 8-byte aligned. */
+	assert_true((uint8_t *)b >= a->data + 10);
+	assert_true((uint8_t *)b < a->data + 10 + 8);
+	assert_int_equal((uintptr_t)b % 8, 0);
+	sync_queue__rec_free(q, a);
+	sync_queue__rec_free(q, b);
+	/* All freed: the arena is cut again from its start. */
+	data[0] = 9;
+	c = sync_queue__rec_new(q, data, 4);
+	assert_ptr_equal(c, a);
+	assert_int_equal(c->data[0], 9);
+	sync_queue__rec_free(q, c);
+	/* Too large for an arena, and records of sync_rec__new(): malloc()ed. */
+	a = sync_queue__rec_new(q, big, sizeof(big));
+	assert_non_null(a);
+	assert_int_equal(a->len, sizeof(big));
+	assert_false(a->in_arena);
+	sync_queue__rec_free(q, a);
+	sync_queue__rec_free(q, sync_rec__new(data, 4));
+	sync_queue__rec_free(q, NULL);
+	/* Many arenas' worth, freed in order: at most SYNC_ARENA_SPARE kept. */
+	many = calloc(n, sizeof(*many));
+	assert_non_null(many);
+	for (size_t i = 0; i < n; i++) {
+		assert_non_null(many[i] = sync_queue__rec_new(q, data, 100));
+		memcpy(many[i]->data, &i, sizeof(i));
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t v;
+
+		memcpy(&v, many[i]->data, sizeof(v));
+		assert_int_equal(v, i);
+		sync_queue__rec_free(q, many[i]);
+	}
+	assert_true(q->nspare <= SYNC_ARENA_SPARE);
+	assert_true(q->nspare > 0);
+	/* Cut again: from a spare, no new arena while one is left. */
+	for (size_t i = 0; i < n; i++)
+		assert_non_null(many[i] = sync_queue__rec_new(q, data, 100));
+	for (size_t i = n; i-- > 0;)
+		sync_queue__rec_free(q, many[i]);
+	free(many);
+	/* Queued records and the arenas go with the queue (ASan: no leak). */
+	a = sync_queue__rec_new(q, data, 4);
+	a->cpu = 3;
+	a->time = 5;
+	assert_int_equal(sync_queue__push(q, a), 0);
+	sync_queue__fini(q);
+	assert_null(q->arena);
+	assert_int_equal(q->nspare, 0);
+	free(q);
+}
+
 static void test_time_shift(void **state)
 {
 	(void)state;
@@ -171,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_cpus_merged_up_to_horizon),
 		cmocka_unit_test(test_many_records_stay_ordered),
 		cmocka_unit_test(test_interleaved_flushes),
+		cmocka_unit_test(test_record_arena),
 		cmocka_unit_test(test_time_shift),
 	};
 
