@@ -21,11 +21,14 @@
 # 9p export tagged "hostroot" read-only as the new root with tmpfs on the
 # directories Xen's tools write (/run, /tmp, /var/lib/xen, /var/log,
 # /var/lib/xenstored, /root), mounts the 9p export tagged "out" read-write at
-# the path named by domprof.out= (the same path as on the host), and hands
+# the path named by domprof.out= (the same path as on the host), the exports
+# tagged b0, b1... read-only at the paths of domprof.binds=P0:P1... (what the
+# tmpfs mounts hide, such as a build tree under /tmp), and hands
 # over to stage 2 in the new root: xenfs on /proc/xen, xenstored,
 # xenconsoled, xen-init-dom0, then `sh SCRIPT` (domprof.run=SCRIPT, a path
 # in the host's tree) with its output in OUT/dom0.out and its exit status in
-# OUT/dom0.rc, and power-off. Console lines:
+# OUT/dom0.rc, and power-off. xenconsoled logs each domU's console to
+# OUT/xen-console/guest-NAME.log. Console lines:
 #   domprof-dom0: up                 the root is mounted
 #   domprof-dom0: xen up             xenstored and xenconsoled answer (xl works)
 #   domprof-dom0: running SCRIPT
@@ -190,6 +193,14 @@ init_script() {
 		mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out "$r$out" ||
 			fail "cannot mount $out (9p tag out)"
 	fi
+	# Paths under those tmpfs mounts (a build tree in /tmp), read-only.
+	n=0
+	for b in $(param domprof.binds | tr ':' ' '); do
+		mkdir -p "$r$b" 2>/dev/null
+		mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=262144,cache=loose b$n "$r$b" ||
+			fail "cannot mount $b (9p tag b$n)"
+		n=$((n + 1))
+	done
 	mount --move /proc $r/proc
 	mount --move /sys $r/sys
 	mount --move /dev $r/dev
@@ -233,7 +244,12 @@ stage2_script() {
 		n=$((n + 1))
 	done
 	$xroot/bin/xen-init-dom0 >/dev/null || echo "domprof-dom0: xen-init-dom0 failed"
-	$xroot/bin/xenconsoled --pid-file /run/xenconsoled.pid ||
+	out=$(param domprof.out)
+	[ -n "$out" ] || out=/tmp
+	# Guests' consoles as files the host sees while they run.
+	mkdir -p "$out/xen-console"
+	$xroot/bin/xenconsoled --pid-file /run/xenconsoled.pid --log=guest \
+		--log-dir="$out/xen-console" ||
 		echo "domprof-dom0: xenconsoled did not start"
 	if xl list >/dev/null 2>&1; then
 		echo "domprof-dom0: xen up $(cut -d' ' -f1 /proc/uptime)"
@@ -241,8 +257,6 @@ stage2_script() {
 		echo "domprof-dom0: xl list fails: $(xl list 2>&1 | tail -n 1)"
 	fi
 	run=$(param domprof.run)
-	out=$(param domprof.out)
-	[ -n "$out" ] || out=/tmp
 	if [ -n "$run" ]; then
 		echo "domprof-dom0: running $run"
 		(cd "$out" && sh "$run") >"$out/dom0.out" 2>&1 </dev/null
