@@ -189,8 +189,10 @@ init_script() {
 	if [ -n "$out" ]; then
 		# Under one of the tmpfs mounts it must be made again.
 		mkdir -p "$r$out" 2>/dev/null
+		# cache=mmap: without it 9p refuses shared writable mappings
+		# (EINVAL), and domprof's sample files are mapped.
 		[ -d "$r$out" ] || fail "no directory $out in the host's tree"
-		mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out "$r$out" ||
+		mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=mmap out "$r$out" ||
 			fail "cannot mount $out (9p tag out)"
 	fi
 	# Paths under those tmpfs mounts (a build tree in /tmp), read-only.
