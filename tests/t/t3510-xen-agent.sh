@@ -57,9 +57,10 @@ test_expect_success 'in dom0, the domU runs its agent and gsplit-a, and domprof 
 
 if [ -z "$xen_support" ]; then
 	test_expect_success 'without Xen support, record in dom0 profiles dom0 as the host domain' '
-		[ -d s/domains/host ] &&
-		domprof report --session-dir s --domain host --format csv >host.csv &&
-		[ "$(csv_sum host.csv)" -gt 0 ]
+		domprof report --session-dir s --format csv >host.csv &&
+		head -n 5 host.csv &&
+		[ "$(csv_sum host.csv domain=host)" -gt 1000 ] &&
+		! grep -v "^domain,\|^host," host.csv
 	'
 	test_skip 'record says it is on a Xen dom0 (one line)' "$nosup"
 	test_skip "the domU is a domain named $dom, with the agent's channel" "$nosup"

@@ -40,7 +40,7 @@ xen_domu_config $dom --cpus 1 \
 	# The domU's console lines, each with dom0's CLOCK_MONOTONIC (the
 	# session's clock) when it was seen (within 50 ms).
 	taskset -c 0 python3 -c '
-	import sys, time
+	import re, sys, time
 	src, pos, buf = sys.argv[1], 0, b""
 	out = open("steal.txt", "a", buffering=1)
 	while True:
@@ -56,9 +56,9 @@ xen_domu_config $dom --cpus 1 \
 	        now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 	        *lines, buf = buf.split(b"\n")
 	        for l in lines:
-	            l = l.rstrip(b"\r").decode("utf-8", "replace")
-	            if l.startswith("steal-ticks "):
-	                out.write("%d %s\n" % (now, l.split()[1]))
+	            # A console line now and then loses its end of line.
+	            for v in re.findall(rb"steal-ticks ([0-9]+)", l):
+	                out.write("%d %s\n" % (now, v.decode()))
 	    time.sleep(0.05)
 	' "xen-console/guest-$dom.log" &
 	watch=$!
