@@ -177,8 +177,10 @@ init_script() {
 	}
 	r=/newroot
 	mkdir -p $r
-	# msize: the default 8 KiB makes every read of a binary a round trip.
-	mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=262144,cache=loose hostroot $r ||
+	# msize: the default 8 KiB makes every read of a binary a round trip;
+	# larger is a larger contiguous allocation per request, which failed
+	# now and then (ENOMEM on a write) with 256 KiB.
+	mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=65536,cache=loose hostroot $r ||
 		fail "cannot mount the host's root (9p tag hostroot)"
 	for d in /run /tmp /var/lib/xen /var/log /var/lib/xenstored /root /var/tmp; do
 		[ -d $r$d ] || continue
@@ -192,14 +194,14 @@ init_script() {
 		# cache=mmap: without it 9p refuses shared writable mappings
 		# (EINVAL), and domprof's sample files are mapped.
 		[ -d "$r$out" ] || fail "no directory $out in the host's tree"
-		mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=mmap out "$r$out" ||
+		mount -t 9p -o trans=virtio,version=9p2000.L,msize=65536,cache=mmap out "$r$out" ||
 			fail "cannot mount $out (9p tag out)"
 	fi
 	# Paths under those tmpfs mounts (a build tree in /tmp), read-only.
 	n=0
 	for b in $(param domprof.binds | tr ':' ' '); do
 		mkdir -p "$r$b" 2>/dev/null
-		mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=262144,cache=loose b$n "$r$b" ||
+		mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=65536,cache=loose b$n "$r$b" ||
 			fail "cannot mount $b (9p tag b$n)"
 		n=$((n + 1))
 	done
