@@ -73,9 +73,10 @@ test_expect_success 'the PV domU runs its command and its output comes back' '
 	grep -q "domu-exit" dom0.out
 '
 
-test_expect_success 'the agent channel is a socket in dom0 and carries what the domU writes' '
+test_expect_success 'the agent channel is a socket in dom0, a console device in the domU, and carries what the domU writes' '
 	cat sockets.txt channel.txt &&
 	grep -q "^s.* t3500-a.agent\$" sockets.txt &&
+	tr -d "\r" <xen-console/guest-t3500-a.log | grep -qx "console-1" &&
 	grep -q "t3500-channel-/dev/hvc" channel.txt
 '
 
