@@ -4,6 +4,7 @@
 # it after tests/t/test-lib.sh:
 #
 #   test_require ROOT XEN          # skips with the reason when it cannot be had
+#   xen_lock                       # one test at a time with the CPUs
 #   cat >dom0.sh <<-EOF ... EOF    # runs as root in dom0, cwd $TEST_DIR
 #   xen_dom0_run dom0.sh --timeout 300 || ...
 #   cat "$TEST_DIR/dom0.out"       # its output; $xen_rc its exit status
@@ -20,11 +21,17 @@ lib_xen_loaded=1
 xen_srcdir=$top_srcdir/tests/xen
 
 # prereq_XEN: the images are built or cached (tests/xen/build-xen.sh) and
-# QEMU is there. Xen tests hold the collector lock: their QEMU takes both
-# CPUs, which would skew a measuring test beside them (and theirs).
+# QEMU is there. (A prerequisite runs in a subshell: the script then takes
+# the collector lock itself, xen_lock.)
 prereq_XEN() {
 	xen_fixture_reason=
 	xen_fixture || { echo "$xen_fixture_reason"; return 1; }
+}
+
+# xen_lock: take the collector test lock for the rest of the script: the
+# Xen host's QEMU takes both CPUs for minutes, which would skew a measuring
+# test beside it (and its own measurements).
+xen_lock() {
 	test_lock_collector
 }
 

@@ -7,6 +7,7 @@
 . "$top_srcdir/tests/t/test-lib.sh"
 . "$top_srcdir/tests/t/lib-xen.sh"
 test_require ROOT PYTHON3 XEN
+xen_lock
 
 xen_domu_config t3500-a --run "echo t3500-says \$(uname -r) \$(cat /sys/hypervisor/type); ls /sys/bus/xen/devices; ls /dev/xen; sleep 2; for d in /dev/hvc1 /dev/hvc2 /dev/hvc3; do echo t3500-channel-\$d >\$d 2>/dev/null; done; sleep 2" \
 	>t3500-a.cfg || exit 1

@@ -11,6 +11,7 @@
 . "$top_srcdir/tests/t/lib-agent.sh"
 . "$top_srcdir/tests/t/lib-xen.sh"
 test_require ROOT DOMPROF PYTHON3 ZSTD AGENT XEN
+xen_lock
 
 xen_support=
 grep -q '^#define HAVE_LIBXEN 1' "$top_builddir/config.h" 2>/dev/null && xen_support=1
