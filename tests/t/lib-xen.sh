@@ -96,8 +96,10 @@ xen_dom0_run() {
 	# -cpu max with SMAP/SMEP/PKU: the PV dom0 kernel crashes at its first
 	# instructions (Xen: "d0v0 Unhandled: vec 14, #PF[0001]").
 	xr_t0=$(date +%s%N)
+	# --foreground: timeout and QEMU stay in the test's process group, so
+	# that a signal to the test's group (make, a CI timeout) ends them too.
 	# shellcheck disable=SC2086
-	timeout -k 10 "$xr_timeout" qemu-system-x86_64 -accel tcg,thread=multi -machine pc \
+	timeout --foreground -k 10 "$xr_timeout" qemu-system-x86_64 -accel tcg,thread=multi -machine pc \
 		-cpu max,-smap,-smep,-pku -smp "$xr_cpus" -m "$xr_mem" \
 		-display none -monitor none -no-reboot -serial "file:$xr_log" \
 		-kernel "$XEN_HYPERVISOR" \
