@@ -29,6 +29,8 @@ PACKAGES=(
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
 	# fleet export (domprofd --export-pprof, domprof export)
 	libcurl4-openssl-dev
+	# Xen dom0 discovery and vCPU runstates (optional)
+	libxen-dev
 )
 
 stamp_dir=${DOMPROF_DEPS_STAMP_DIR:-/var/cache/domprof}
