@@ -6,11 +6,12 @@ vmm_libdpvmm_a_SOURCES = \
 	vmm/procscan.c \
 	vmm/threads.c \
 	vmm/libvirt.c \
+	vmm/xen.c \
 	vmm/agentlink.c
-vmm_libdpvmm_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS)
+vmm_libdpvmm_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(LIBXEN_CFLAGS)
 # What a program links for vmm/: libvirt-qemu is dlopen()ed, only when QMP is needed;
 # lib/ for the utility layer (full reads).
-VMM_LIBS = vmm/libdpvmm.a lib/libdpcore.a $(LIBVIRT_LIBS) -lpthread
+VMM_LIBS = vmm/libdpvmm.a lib/libdpcore.a $(LIBVIRT_LIBS) $(LIBXEN_LIBS) -lpthread
 
 noinst_PROGRAMS += vmm/vmm-list
 vmm_vmm_list_SOURCES = vmm/vmm-list.c

@@ -47,7 +47,27 @@ struct vmm_domain {
 	bool single_tcg_thread;
 	/* More than VMM_MAX_THREADS threads: the list holds the first ones only. */
 	bool threads_truncated;
+	/*
+	 * DP_DOMAIN_SRC_XEN: the domain's Xen domid (> 0; a restart gets
+	 * another) and vCPU count. Such a domain has no VMM process: pid is 0,
+	 * nthreads 0, and vmm__domain_of() never returns it.
+	 */
+	uint32_t xen_domid;
+	unsigned xen_vcpus;
 };
+
+/* What libxl says of one running domU (doc/xen.md). */
+struct vmm_xen_dom {
+	uint32_t domid;
+	char name[VMM_NAME_MAX];
+	uint8_t uuid[16];
+	unsigned nvcpus; /* its highest vCPU id + 1 */
+	enum dp_domain_accel accel;
+	char agent_socket[256]; /* its channel org.domprof.agent.0 (connection=socket), or "" */
+};
+
+/* A listing of the running domUs (not dom0) into out, at most max; -errno when none can be had. */
+typedef int (*vmm_xen_list_fn)(void *arg, struct vmm_xen_dom *out, unsigned max, unsigned *n);
 
 struct vmm_pid_arg {
 	char name[VMM_NAME_MAX];
@@ -71,6 +91,11 @@ struct vmm_opts {
 	unsigned nvmm_pids;
 	const char *procfs;	 /* NULL: /proc (tests point it elsewhere) */
 	const char *default_uri; /* NULL: qemu:///system; tried when uri is NULL (tests) */
+	/* NULL: /proc/xen/capabilities, whose "control_d" says this is a Xen dom0 (tests). */
+	const char *xen_caps;
+	/* Tests: this listing instead of libxl's, as on a dom0; NULL: libxl's on a dom0. */
+	vmm_xen_list_fn xen_list;
+	void *xen_arg;
 };
 
 enum vmm_event_type {
@@ -128,5 +153,26 @@ void vmm__uuid_str(const uint8_t uuid[16], char out[37]);
 const char *vmm_event_type__name(enum vmm_event_type t);
 /* Frees; NULL is fine. */
 void vmm__free(struct vmm *v);
+
+/*
+ * Xen vCPU states through libxenctrl (xc_vcpu_getinfo), for the runstate
+ * sampler of record/. Its own handle: safe beside a vmm polled by another
+ * thread.
+ */
+struct vmm_xen_vcpu {
+	uint32_t domid, vcpu;
+	bool online, blocked, running;
+	uint64_t cpu_time; /* ns it ran since it was created */
+	uint32_t cpu;	   /* the pCPU it runs on, or last ran on / is queued for */
+};
+struct vmm_xenctl;
+/* -ENOTSUP without libxen, -errno when the hypervisor refuses (not a dom0, no privilege). */
+int vmm_xenctl__open(struct vmm_xenctl **out);
+/* vCPUs 0..nvcpus-1 of domid into out (nvcpus of them at most); -ESRCH when the domain is gone. */
+int vmm_xenctl__vcpus(struct vmm_xenctl *x, uint32_t domid, unsigned nvcpus,
+		      struct vmm_xen_vcpu *out, unsigned *n);
+/* How many vCPUs domid has (dom0 included); -errno. */
+int vmm_xenctl__nvcpus(struct vmm_xenctl *x, uint32_t domid);
+void vmm_xenctl__close(struct vmm_xenctl *x);
 
 #endif
