@@ -7,6 +7,7 @@ vmm_libdpvmm_a_SOURCES = \
 	vmm/threads.c \
 	vmm/libvirt.c \
 	vmm/xen.c \
+	vmm/xen-wait.c \
 	vmm/agentlink.c
 vmm_libdpvmm_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(LIBXEN_CFLAGS)
 # What a program links for vmm/: libvirt-qemu is dlopen()ed, only when QMP is needed;
@@ -23,6 +24,13 @@ TESTS += tests/unit/test-vmm
 tests_unit_test_vmm_SOURCES = tests/unit/test-vmm.c
 tests_unit_test_vmm_CFLAGS = $(UNIT_CFLAGS) $(LIBVIRT_CFLAGS)
 tests_unit_test_vmm_LDADD = $(VMM_LIBS) $(UNIT_LIBS)
+# Xen without Xen: the discovery diff over recorded libxl listings, the wait records from
+# recorded vCPU readings (vmm/xen.c, vmm/xen-wait.c).
+check_PROGRAMS += tests/unit/test-xen
+TESTS += tests/unit/test-xen
+tests_unit_test_xen_SOURCES = tests/unit/test-xen.c
+tests_unit_test_xen_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_xen_LDADD = $(VMM_LIBS) $(UNIT_LIBS)
 # vmm/agentlink.c: the host end of the guest agent's channel, against a fake agent.
 check_PROGRAMS += tests/unit/test-agentlink
 TESTS += tests/unit/test-agentlink

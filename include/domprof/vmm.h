@@ -175,4 +175,38 @@ int vmm_xenctl__vcpus(struct vmm_xenctl *x, uint32_t domid, unsigned nvcpus,
 int vmm_xenctl__nvcpus(struct vmm_xenctl *x, uint32_t domid);
 void vmm_xenctl__close(struct vmm_xenctl *x);
 
+/*
+ * A Xen vCPU has no thread in dom0: its records name it by a made-up tid
+ * above PID_MAX_LIMIT (2^22), so that no real task is ever taken for it; a
+ * domain held a pCPU as "process" VMM_XEN_TGID(domid) (dom0: the host's).
+ */
+#define VMM_XEN_MAX_VCPUS	 1024
+#define VMM_XEN_TGID(domid)	 ((uint32_t)(1u << 30 | ((uint32_t)(domid)&0x7fff) << 10))
+#define VMM_XEN_TID(domid, vcpu) (VMM_XEN_TGID(domid) | ((uint32_t)(vcpu)&0x3ff))
+
+/*
+ * The waits of Xen vCPUs from sampled states (vmm/xen-wait.c, doc/xen.md):
+ * VCPU_STATE (ran, then waited), WAIT_CHARGE (the domain, or dom0 as the
+ * host, that held the pCPU) per interval between readings, and VCPU_WAIT
+ * sums at each flush. Not thread-safe.
+ */
+struct xen_waits;
+struct dp_words;
+/* host_cpus: dom0's CPUs, the range of a VCPU_STATE's cpu (a pCPU is folded into it). */
+int xen_waits__new(unsigned host_cpus, struct xen_waits **out);
+void xen_waits__free(struct xen_waits *w);
+/* Intervals that begin before since_ns (the session's start) only set the baseline. */
+void xen_waits__since(struct xen_waits *w, uint64_t since_ns);
+/* Follow domid as domain id (DP_DOMAIN_HOST for dom0); -EINVAL when followed already. */
+int xen_waits__add(struct xen_waits *w, uint32_t id, uint32_t domid, unsigned nvcpus);
+void xen_waits__remove(struct xen_waits *w, uint32_t domid);
+/* The domains followed (at most max into the arrays); how many there are. */
+size_t xen_waits__domains(const struct xen_waits *w, uint32_t *domids, unsigned *nvcpus,
+			  size_t max);
+/* One reading of the followed vCPUs at time t: the records of the intervals it ends. */
+int xen_waits__feed(struct xen_waits *w, uint64_t t, const struct vmm_xen_vcpu *r, unsigned n,
+		    struct dp_words *out);
+/* A VCPU_WAIT per domU vCPU that ran or waited since the last flush. */
+int xen_waits__flush(struct xen_waits *w, struct dp_words *out);
+
 #endif
