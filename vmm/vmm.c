@@ -181,6 +181,11 @@ const struct vmm_domain *vmm__domain_at(const struct vmm *v, unsigned i)
 	return v && i < v->ndoms ? &v->doms[i]->pub : NULL;
 }
 
+bool vmm__xen(const struct vmm *v)
+{
+	return v && v->xen_list;
+}
+
 const char *vmm__notice(const struct vmm *v)
 {
 	return v ? v->notice : "";

@@ -148,6 +148,8 @@ const struct vmm_thread *vmm_domain__thread(const struct vmm_domain *d, pid_t ti
 /* All domains known now (running, and stopped ones within their grace period), in id order. */
 unsigned vmm__ndomains(const struct vmm *v);
 const struct vmm_domain *vmm__domain_at(const struct vmm *v, unsigned i);
+/* Xen domains are listed (a dom0 with libxl, or a test's listing). */
+bool vmm__xen(const struct vmm *v);
 /* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" into out[37]. */
 void vmm__uuid_str(const uint8_t uuid[16], char out[37]);
 const char *vmm_event_type__name(enum vmm_event_type t);
