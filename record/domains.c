@@ -512,7 +512,7 @@ static void *xsampler_main(void *arg)
  */
 static int xen_start(struct rdomains *rd)
 {
-	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int ret, n0;
 
 	ret = vmm_xenctl__open(&rd->xc);

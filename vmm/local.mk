@@ -12,6 +12,7 @@ vmm_libdpvmm_a_SOURCES = \
 vmm_libdpvmm_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(LIBXEN_CFLAGS)
 # What a program links for vmm/: libvirt-qemu is dlopen()ed, only when QMP is needed;
 # lib/ for the utility layer (full reads).
+EXTRA_DIST += doc/xen.md
 VMM_LIBS = vmm/libdpvmm.a lib/libdpcore.a $(LIBVIRT_LIBS) $(LIBXEN_LIBS) -lpthread
 
 noinst_PROGRAMS += vmm/vmm-list
