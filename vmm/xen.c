@@ -66,8 +66,10 @@ struct vmm_xen {
 };
 
 /* Library code never prints: libxl's messages are kept, the last error is told. */
-static void lg_vmessage(xentoollog_logger *lg, xentoollog_level level, int errnoval,
-			const char *context, const char *format, va_list al)
+__attribute__((format(printf, 5, 0))) static void lg_vmessage(xentoollog_logger *lg,
+							      xentoollog_level level, int errnoval,
+							      const char *context,
+							      const char *format, va_list al)
 {
 	struct vmm_xen *x = (struct vmm_xen *)lg;
 
