@@ -75,6 +75,7 @@ struct vmm {
 	void *xen_arg;
 	struct vmm_xen_dom *xdoms;
 	bool xen_listed; /* this poll's listing worked: a domain left out of it is gone */
+	bool xen_host;	 /* a dom0, listed or not: its device-model QEMUs are no domains */
 	char *cmdline;	 /* scratch: a QEMU's command line (device models) */
 };
 
@@ -313,6 +314,10 @@ static int xen_open(struct vmm *v, const struct vmm_opts *opts, char *errbuf, si
 		v->xen_list = opts->xen_list;
 		v->xen_arg = opts->xen_arg;
 	} else if (vmm_xen__is_dom0(opts->xen_caps)) {
+		v->xen_host = true;
+		v->cmdline = malloc(VMM_CMDLINE_MAX);
+		if (!v->cmdline)
+			return -ENOMEM;
 		err = vmm_xen__open(&v->xen, xerr, sizeof(xerr));
 		one_line(xerr);
 		if (err == -ENOMEM)
@@ -335,7 +340,9 @@ static int xen_open(struct vmm *v, const struct vmm_opts *opts, char *errbuf, si
 	if (!v->xen_list)
 		return 0;
 	v->xdoms = calloc(VMM_MAX_DOMAINS, sizeof(*v->xdoms));
-	v->cmdline = malloc(VMM_CMDLINE_MAX);
+	if (!v->cmdline)
+		v->cmdline = malloc(VMM_CMDLINE_MAX);
+	v->xen_host = true;
 	if (!v->xdoms || !v->cmdline)
 		return -ENOMEM;
 	notice_add(v,
@@ -745,7 +752,7 @@ static unsigned gather(struct vmm *v)
 		unsigned k = n;
 
 		for (unsigned i = 0; i < got; i++)
-			if (!v->xen_list || !xen_device_model(v, v->cands[n + i].pid))
+			if (!v->xen_host || !xen_device_model(v, v->cands[n + i].pid))
 				v->cands[k++] = v->cands[n + i];
 		n = k;
 	}

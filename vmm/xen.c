@@ -63,6 +63,13 @@ struct vmm_xen {
 	xentoollog_logger lg; /* first: libxl hands it back as the logger */
 	libxl_ctx *ctx;
 	char last[256]; /* libxl's last error line, for errbuf */
+	/*
+	 * The last listing: a domain seen before (same domid and UUID) keeps
+	 * its name and channel, so a poll costs one hypercall-backed listing,
+	 * not a dozen xenstore reads per domain.
+	 */
+	struct vmm_xen_dom *prev, *cur;
+	unsigned nprev;
 };
 
 /* Library code never prints: libxl's messages are kept, the last error is told. */
@@ -121,6 +128,12 @@ int vmm_xen__open(struct vmm_xen **out, char *errbuf, size_t errlen)
 		return -EACCES;
 	}
 	libxl_dominfo_list_free(l, nb);
+	x->prev = calloc(VMM_MAX_DOMAINS, sizeof(*x->prev));
+	x->cur = calloc(VMM_MAX_DOMAINS, sizeof(*x->cur));
+	if (!x->prev || !x->cur) {
+		vmm_xen__close(x);
+		return -ENOMEM;
+	}
 	*out = x;
 	return 0;
 }
@@ -130,6 +143,8 @@ void vmm_xen__close(struct vmm_xen *x)
 	if (!x)
 		return;
 	libxl_ctx_free(x->ctx);
+	free(x->prev);
+	free(x->cur);
 	free(x);
 }
 
@@ -151,9 +166,19 @@ static void agent_socket(struct vmm_xen *x, uint32_t domid, char *out, size_t ca
 	free(ch);
 }
 
+static const struct vmm_xen_dom *seen_before(const struct vmm_xen *x, uint32_t domid,
+					     const uint8_t uuid[16])
+{
+	for (unsigned i = 0; i < x->nprev; i++)
+		if (x->prev[i].domid == domid && !memcmp(x->prev[i].uuid, uuid, 16))
+			return &x->prev[i];
+	return NULL;
+}
+
 int vmm_xen__list(void *arg, struct vmm_xen_dom *out, unsigned max, unsigned *n)
 {
 	struct vmm_xen *x = arg;
+	struct vmm_xen_dom *swap;
 	libxl_dominfo *l;
 	int nb = 0;
 
@@ -161,14 +186,25 @@ int vmm_xen__list(void *arg, struct vmm_xen_dom *out, unsigned max, unsigned *n)
 	l = libxl_list_domain(x->ctx, &nb);
 	if (!l)
 		return -EIO;
+	if (max > VMM_MAX_DOMAINS)
+		max = VMM_MAX_DOMAINS;
 	for (int i = 0; i < nb && *n < max; i++) {
 		const libxl_dominfo *di = &l[i];
-		struct vmm_xen_dom *d = &out[*n];
+		const uint8_t *uuid = libxl_uuid_bytearray_const(&di->uuid);
+		const struct vmm_xen_dom *old;
+		struct vmm_xen_dom *d = &x->cur[*n];
 		char *name;
 
 		/* dom0 is the host; a dying domain is gone already. */
 		if (di->domid == 0 || di->dying)
 			continue;
+		old = seen_before(x, di->domid, uuid);
+		if (old) {
+			*d = *old;
+			d->nvcpus = di->vcpu_max_id + 1;
+			(*n)++;
+			continue;
+		}
 		/* Destroyed since the listing: no name, and it is skipped. */
 		name = libxl_domid_to_name(x->ctx, di->domid);
 		if (!name)
@@ -179,7 +215,7 @@ int vmm_xen__list(void *arg, struct vmm_xen_dom *out, unsigned max, unsigned *n)
 		free(name);
 		if (!vmm_name__sanitize(d->name))
 			snprintf(d->name, sizeof(d->name), "xen-%u", (unsigned)di->domid);
-		memcpy(d->uuid, libxl_uuid_bytearray_const(&di->uuid), 16);
+		memcpy(d->uuid, uuid, 16);
 		d->nvcpus = di->vcpu_max_id + 1;
 		d->accel = di->domain_type == LIBXL_DOMAIN_TYPE_PV ? DP_DOMAIN_ACCEL_XEN_PV
 								   : DP_DOMAIN_ACCEL_XEN_HVM;
@@ -187,6 +223,11 @@ int vmm_xen__list(void *arg, struct vmm_xen_dom *out, unsigned max, unsigned *n)
 		(*n)++;
 	}
 	libxl_dominfo_list_free(l, nb);
+	memcpy(out, x->cur, *n * sizeof(*out));
+	swap = x->prev;
+	x->prev = x->cur;
+	x->cur = swap;
+	x->nprev = *n;
 	return 0;
 }
 

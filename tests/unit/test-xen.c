@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -217,6 +218,77 @@ static void test_device_model(void **state)
 	assert_false(vmm_xen__is_device_model(kvm, sizeof(kvm) - 1));
 }
 
+static void put(const char *dir, const char *file, const void *data, size_t len)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+/* procfs/PID: a QEMU with one thread, enough for vmm/'s /proc scan. */
+static void mkqemu(const char *procfs, int pid, const char *cmdline, size_t len)
+{
+	char dir[128], buf[256];
+	int n;
+
+	snprintf(dir, sizeof(dir), "%s/%d", procfs, pid);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	n = snprintf(buf, sizeof(buf),
+		     "%d (qemu-system-x86) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", pid,
+		     pid * 10);
+	put(dir, "stat", buf, (size_t)n);
+	put(dir, "comm", "qemu-system-x86\n", 16);
+	put(dir, "cmdline", cmdline, len);
+	snprintf(buf, sizeof(buf), "%s/exe", dir);
+	assert_int_equal(symlink("/usr/bin/qemu-system-x86_64", buf), 0);
+	snprintf(buf, sizeof(buf), "%s/fd", dir);
+	assert_int_equal(mkdir(buf, 0755), 0);
+	snprintf(buf, sizeof(buf), "%s/task", dir);
+	assert_int_equal(mkdir(buf, 0755), 0);
+	snprintf(buf, sizeof(buf), "%s/task/%d", dir, pid);
+	assert_int_equal(mkdir(buf, 0755), 0);
+	snprintf(buf, sizeof(buf), "%s/task/%d", dir, pid);
+	put(buf, "comm", "CPU 0/TCG\n", 10);
+}
+
+/* On a dom0 the QEMU serving a Xen domain's devices is no domain; another QEMU still is. */
+static void test_device_model_not_a_domain(void **state)
+{
+	static const char dm[] = "qemu-system-i386\0-xen-domid\0003\0-name\0alpha\0";
+	static const char tcg[] = "qemu-system-x86_64\0-name\0tcg1\0";
+	char procfs[] = "/tmp/test-xen.XXXXXX", cmd[64];
+	struct listing l = {.n = 1};
+	struct evlog log = {0};
+	struct vmm *v;
+
+	(void)state;
+	l.d[0] = xdom(3, "alpha", 0xaa, 1, "");
+	now_listing = &l;
+	v = open_vmm(procfs);
+	mkqemu(procfs, 100, dm, sizeof(dm) - 1);
+	mkqemu(procfs, 200, tcg, sizeof(tcg) - 1);
+	assert_int_equal(vmm__poll(v, on_ev, &log), 0);
+	assert_int_equal(log.n, 2);
+	for (unsigned i = 0; i < log.n; i++) {
+		assert_int_equal(log.ev[i].type, VMM_EV_STARTED);
+		assert_int_not_equal(log.ev[i].dom.pid, 100);
+		if (log.ev[i].dom.source == DP_DOMAIN_SRC_XEN)
+			assert_string_equal(log.ev[i].dom.name, "alpha");
+		else
+			assert_string_equal(log.ev[i].dom.name, "tcg1");
+	}
+	assert_null(vmm__domain_of(v, 100));
+	assert_non_null(vmm__domain_of(v, 200));
+	vmm__free(v);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", procfs);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* ---- waits ---- */
 
 struct sums {
@@ -384,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_discovery_diff),
 		cmocka_unit_test(test_dom0_check),
 		cmocka_unit_test(test_device_model),
+		cmocka_unit_test(test_device_model_not_a_domain),
 		cmocka_unit_test(test_waits_shared_pcpu),
 		cmocka_unit_test(test_waits_blocked_and_gone),
 	};
