@@ -492,10 +492,16 @@ static void *xsampler_main(void *arg)
 				rd->xdropped++;
 			}
 		}
-		until.tv_nsec += (long)XEN_READ_NS;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
+		{
+			/* Behind (slow hypercalls under TCG): skip, never read back to back. */
+			uint64_t next = (uint64_t)until.tv_sec * 1000000000ull +
+					(uint64_t)until.tv_nsec + XEN_READ_NS,
+				 now = dp_now_ns();
+
+			if (next < now + XEN_READ_NS / 2)
+				next = now + XEN_READ_NS / 2;
+			until.tv_sec = (time_t)(next / 1000000000ull);
+			until.tv_nsec = (long)(next % 1000000000ull);
 		}
 		while (!rd->xs_stop &&
 		       pthread_cond_timedwait(&rd->xcv, &rd->xmu, &until) != ETIMEDOUT)
