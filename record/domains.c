@@ -135,6 +135,7 @@ struct rdomains {
 	struct xreading *xhead, **xtail;
 	unsigned nxread;
 	uint64_t xdropped;
+	uint64_t xreads, xread_ns, xread_vcpus; /* what the readings cost, said at the end */
 };
 
 /* Read "run_ns wait_ns slices" of one thread; -errno when it is gone. */
@@ -477,10 +478,16 @@ static void *xsampler_main(void *arg)
 	while (!rd->xs_stop) {
 		struct xreading *r;
 
+		uint64_t t0;
+
 		pthread_mutex_unlock(&rd->xmu);
+		t0 = dp_now_ns();
 		r = xen_read(rd);
 		pthread_mutex_lock(&rd->xmu);
+		rd->xreads++;
+		rd->xread_ns += dp_now_ns() - t0;
 		if (r) {
+			rd->xread_vcpus += r->n;
 			*rd->xtail = r;
 			rd->xtail = &r->next;
 			if (++rd->nxread > XEN_MAX_READINGS) {
@@ -897,6 +904,13 @@ int rdomains__final_poll(struct rdomains *rd, uint64_t now, struct dp_words *out
 	/* The recording is over: one last look, waiting for libvirt is fine now. */
 	poller_stop(rd);
 	xen_stop(rd);
+	if (rd->xreads)
+		message(rd,
+			"Xen vCPU states: read every %llu ms, %llu readings of %.1f vCPUs, %.1f us "
+			"each",
+			XEN_READ_NS / 1000000ull, (unsigned long long)rd->xreads,
+			(double)rd->xread_vcpus / (double)rd->xreads,
+			(double)rd->xread_ns / 1e3 / (double)rd->xreads);
 	vmm__poll(rd->vmm, queue_event, rd);
 	return rdomains__poll(rd, now, out);
 }
