@@ -27,7 +27,7 @@ fuzz/fuzz-agentlink: $(FUZZ_AGENTLINK_SRC) $(top_srcdir)/include/domprof/agentli
 # per module (the module lists are the automake ones: a file added to a
 # module is fuzzed with it). Warnings are the gcc build's business here.
 FUZZ_OBJ_CFLAGS = -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -fno-omit-frame-pointer \
-	$(DEFS) -I$(top_srcdir) $(AM_CPPFLAGS) $(PFM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS) $(LIBVIRT_CFLAGS) \
+	$(DEFS) -I$(top_srcdir) $(AM_CPPFLAGS) $(PFM_CFLAGS) $(ELF_CFLAGS) $(DW_CFLAGS) $(LIBVIRT_CFLAGS) $(LIBXEN_CFLAGS) \
 	$(ZSTD_CFLAGS) $(LIBARCHIVE_CFLAGS) $(CAPSTONE_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) \
 	$(FUZZ_OBJ_WARN)
 FUZZ_OBJ_WARN = -w
@@ -45,7 +45,7 @@ fuzz_src_pp = $(filter %.c,$(pp_libdppp_a_SOURCES) $(nodist_pp_libdppp_a_SOURCES
 fuzz_src_fuzz = fuzz/fuzzlib.c fuzz/fzsync.c
 FUZZ_ARCHIVES = fuzz/lib/libfz-fuzz.a $(FUZZ_MODULES:%=fuzz/lib/libfz-%.a)
 FUZZ_LIBS = -Wl,--start-group $(FUZZ_ARCHIVES) -Wl,--end-group $(DW_LIBS) $(ELF_LIBS) \
-	$(PFM_LIBS) $(ZSTD_LIBS) $(LIBVIRT_LIBS) $(IBERTY_LIBS) $(PPROF_LIBS) $(LIBARCHIVE_LIBS) \
+	$(PFM_LIBS) $(ZSTD_LIBS) $(LIBVIRT_LIBS) $(LIBXEN_LIBS) $(IBERTY_LIBS) $(PPROF_LIBS) $(LIBARCHIVE_LIBS) \
 	$(CAPSTONE_LIBS) -lm -lpthread -ldl
 
 fuzz/obj/%.o: %.c config.h

@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +35,7 @@
 #include "domprof/clock.h"
 #include "domprof/le.h"
 #include "elfnote.h"
+#include "xenchan.h"
 
 #define TICK_MS	      250
 #define PORT_RETRY_NS 200000000ull
@@ -113,6 +115,9 @@ static int port__find(char *out, size_t cap)
 		break;
 	}
 	closedir(d);
+	/* A Xen guest: the PV console of that name (doc/xen.md). */
+	if (found == -ENOENT)
+		found = xenchan__find(NULL, AP_PORT_NAME, out, cap);
 	return found;
 }
 
@@ -150,6 +155,16 @@ static int port__open(struct agent *a)
 		fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
 			return -errno;
+		/* A Xen console is a tty: no echo, no line discipline, 8-bit clean. */
+		if (isatty(fd)) {
+			struct termios t;
+
+			if (tcgetattr(fd, &t) == 0) {
+				cfmakeraw(&t);
+				tcsetattr(fd, TCSANOW, &t);
+			}
+			tcflush(fd, TCIOFLUSH);
+		}
 	}
 	logv("port %s open", path);
 	return fd;
@@ -831,12 +846,14 @@ static void agent__loop(struct agent *a)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: domprof-agent [--port PATH] [--backlog-bytes N] [--once] [--verbose]\n"
-		   "Serve the host's domprof over the virtio-serial port " AP_PORT_NAME ".\n"
-		   "  --port PATH         the port (a device, or a unix socket for tests)\n"
-		   "  --backlog-bytes N   unacknowledged frames kept (default 4 MiB)\n"
-		   "  --once              send the scan at start, then exit\n"
-		   "  --verbose           say what happens on stderr\n");
+	fprintf(f,
+		"Usage: domprof-agent [--port PATH] [--backlog-bytes N] [--once] [--verbose]\n"
+		"Serve the host's domprof over the virtio-serial port or Xen channel " AP_PORT_NAME
+		".\n"
+		"  --port PATH         the port (a device, or a unix socket for tests)\n"
+		"  --backlog-bytes N   unacknowledged frames kept (default 4 MiB)\n"
+		"  --once              send the scan at start, then exit\n"
+		"  --verbose           say what happens on stderr\n");
 }
 
 int main(int argc, char **argv)

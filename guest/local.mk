@@ -8,6 +8,8 @@ guest_domprof_agent_SOURCES = \
 	guest/link.h \
 	guest/elfnote.c \
 	guest/elfnote.h \
+	guest/xenchan.c \
+	guest/xenchan.h \
 	guest/agent.h \
 	lib/agentproto.c
 # No sanitizers: they do not link statically.
@@ -22,4 +24,11 @@ tests_unit_test_agent_SOURCES = tests/unit/test-agent.c guest/link.c guest/elfno
 tests_unit_test_agent_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/guest
 tests_unit_test_agent_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_agent_LDADD = lib/libdpcore.a $(UNIT_LIBS)
+# guest/xenchan.c: the xenstore wire protocol against a fake xenbus, hvc numbering.
+check_PROGRAMS += tests/unit/test-xen-chan
+TESTS += tests/unit/test-xen-chan
+tests_unit_test_xen_chan_SOURCES = tests/unit/test-xen-chan.c guest/xenchan.c
+tests_unit_test_xen_chan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/guest
+tests_unit_test_xen_chan_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_xen_chan_LDADD = $(UNIT_LIBS) -lpthread
 endif

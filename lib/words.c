@@ -231,10 +231,13 @@ static const char *const drop_reason_names[DP_DROP_MAX] = {
 };
 static const char *const domain_source_names[] = {[DP_DOMAIN_SRC_LIBVIRT] = "libvirt",
 						  [DP_DOMAIN_SRC_PROC] = "proc",
-						  [DP_DOMAIN_SRC_VMM_PID] = "vmm-pid"};
+						  [DP_DOMAIN_SRC_VMM_PID] = "vmm-pid",
+						  [DP_DOMAIN_SRC_XEN] = "xen"};
 static const char *const domain_accel_names[] = {[DP_DOMAIN_ACCEL_UNKNOWN] = "unknown",
 						 [DP_DOMAIN_ACCEL_KVM] = "kvm",
-						 [DP_DOMAIN_ACCEL_TCG] = "tcg"};
+						 [DP_DOMAIN_ACCEL_TCG] = "tcg",
+						 [DP_DOMAIN_ACCEL_XEN_PV] = "xen-pv",
+						 [DP_DOMAIN_ACCEL_XEN_HVM] = "xen-hvm"};
 static const char *const thread_role_names[] = {
 	[DP_THREAD_OTHER] = "other", [DP_THREAD_VCPU] = "vcpu", [DP_THREAD_IO] = "io"};
 static const char *const domain_life_names[] = {[DP_LIFE_STARTED] = "started",

@@ -30,6 +30,28 @@
 #include "record/domains.h"
 
 #define MAX_TRACKED 16384 /* vCPU threads followed at once */
+/*
+ * Xen vCPU states are read this often (doc/xen.md "Waits"): one
+ * xc_vcpu_getinfo hypercall per vCPU, a few microseconds each natively.
+ */
+#define XEN_READ_NS	   (20 * 1000000ull)
+#define XEN_MAX_READINGS   512 /* readings waiting for the record loop; older ones dropped */
+#define XEN_MAX_DOMS	   256 /* domains (dom0 included) whose vCPUs are read */
+#define XEN_MAX_VCPUS_READ 4096
+
+/* One reading of every followed Xen vCPU. */
+struct xreading {
+	uint64_t t;
+	unsigned n;
+	struct xreading *next;
+	struct vmm_xen_vcpu v[];
+};
+
+/* What the Xen sampler thread reads; the record loop changes it under xmu. */
+struct xtarget {
+	uint32_t domid;
+	unsigned nvcpus;
+};
 
 struct vcpu_track {
 	uint32_t domain;
@@ -80,7 +102,7 @@ struct rdomains {
 	bool stop;
 	struct qevent *qhead, **qtail;
 	int qerr;
-	char notice[256];
+	char notice[1024];
 	struct hostsync *hs;
 	const char *procfs;
 	char *const *only; /* --domains NAME,...; NULL = all */
@@ -101,6 +123,19 @@ struct rdomains {
 	size_t npds, cappds;
 	char *msgs; /* lines for the user */
 	size_t msglen;
+	/* Xen: a thread reads vCPU states, the record loop accounts them (xen_waits). */
+	struct vmm_xenctl *xc;
+	struct xen_waits *xw;
+	pthread_t xsampler;
+	bool xs_running, xs_stop, xw_since;
+	pthread_mutex_t xmu;
+	pthread_cond_t xcv;
+	struct xtarget xt[XEN_MAX_DOMS];
+	unsigned nxt;
+	struct xreading *xhead, **xtail;
+	unsigned nxread;
+	uint64_t xdropped;
+	uint64_t xreads, xread_ns, xread_vcpus; /* what the readings cost, said at the end */
 };
 
 /* Read "run_ns wait_ns slices" of one thread; -errno when it is gone. */
@@ -348,6 +383,217 @@ static int passive_start(struct rdomains *rd, struct rpassive *rp, const struct 
 	return 0;
 }
 
+/* ---- Xen vCPU states ---- */
+
+static int xtarget_add(struct rdomains *rd, uint32_t domid, unsigned nvcpus)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&rd->xmu);
+	if (rd->nxt < XEN_MAX_DOMS)
+		rd->xt[rd->nxt++] = (struct xtarget){domid, nvcpus};
+	else
+		ret = -ENOSPC;
+	pthread_mutex_unlock(&rd->xmu);
+	return ret;
+}
+
+static int xen_follow(struct rdomains *rd, const struct vmm_domain *d)
+{
+	int ret;
+
+	if (!rd->xw)
+		return 0;
+	ret = xen_waits__add(rd->xw, d->id, d->xen_domid, d->xen_vcpus);
+	if (ret == -EINVAL) {
+		message(rd, "domain %s: %u vCPUs: its waits are not sampled", d->name,
+			d->xen_vcpus);
+		return 0;
+	}
+	if (ret < 0)
+		return ret;
+	if (xtarget_add(rd, d->xen_domid, d->xen_vcpus) < 0) {
+		message(rd, "domain %s: more than %d Xen domains: its waits are not sampled",
+			d->name, XEN_MAX_DOMS);
+		xen_waits__remove(rd->xw, d->xen_domid);
+	}
+	return 0;
+}
+
+static void xen_unfollow(struct rdomains *rd, uint32_t domid)
+{
+	if (!rd->xw)
+		return;
+	xen_waits__remove(rd->xw, domid);
+	pthread_mutex_lock(&rd->xmu);
+	for (unsigned i = 0; i < rd->nxt; i++)
+		if (rd->xt[i].domid == domid) {
+			rd->xt[i] = rd->xt[--rd->nxt];
+			break;
+		}
+	pthread_mutex_unlock(&rd->xmu);
+}
+
+/* One reading of every target; a domain destroyed meanwhile is left out. */
+static struct xreading *xen_read(struct rdomains *rd)
+{
+	struct xtarget t[XEN_MAX_DOMS];
+	unsigned nt, total = 0;
+	struct xreading *r;
+	uint64_t t0;
+
+	pthread_mutex_lock(&rd->xmu);
+	nt = rd->nxt;
+	memcpy(t, rd->xt, nt * sizeof(*t));
+	pthread_mutex_unlock(&rd->xmu);
+	for (unsigned i = 0; i < nt; i++)
+		total += t[i].nvcpus;
+	if (total > XEN_MAX_VCPUS_READ)
+		total = XEN_MAX_VCPUS_READ;
+	r = malloc(sizeof(*r) + total * sizeof(r->v[0]));
+	if (!r)
+		return NULL;
+	r->n = 0;
+	r->next = NULL;
+	t0 = dp_now_ns();
+	for (unsigned i = 0; i < nt; i++) {
+		unsigned n = 0, room = total - r->n;
+
+		if (vmm_xenctl__vcpus(rd->xc, t[i].domid, t[i].nvcpus < room ? t[i].nvcpus : room,
+				      r->v + r->n, &n) == 0)
+			r->n += n;
+	}
+	/* The readings span the hypercalls: date them at the middle. */
+	r->t = t0 + (dp_now_ns() - t0) / 2;
+	return r;
+}
+
+static void *xsampler_main(void *arg)
+{
+	struct rdomains *rd = arg;
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	pthread_mutex_lock(&rd->xmu);
+	while (!rd->xs_stop) {
+		struct xreading *r;
+
+		uint64_t t0;
+
+		pthread_mutex_unlock(&rd->xmu);
+		t0 = dp_now_ns();
+		r = xen_read(rd);
+		pthread_mutex_lock(&rd->xmu);
+		rd->xreads++;
+		rd->xread_ns += dp_now_ns() - t0;
+		if (r) {
+			rd->xread_vcpus += r->n;
+			*rd->xtail = r;
+			rd->xtail = &r->next;
+			if (++rd->nxread > XEN_MAX_READINGS) {
+				struct xreading *old = rd->xhead;
+
+				rd->xhead = old->next;
+				free(old);
+				rd->nxread--;
+				rd->xdropped++;
+			}
+		}
+		{
+			/* Behind (slow hypercalls under TCG): skip, never read back to back. */
+			uint64_t next = (uint64_t)until.tv_sec * 1000000000ull +
+					(uint64_t)until.tv_nsec + XEN_READ_NS,
+				 now = dp_now_ns();
+
+			if (next < now + XEN_READ_NS / 2)
+				next = now + XEN_READ_NS / 2;
+			until.tv_sec = (time_t)(next / 1000000000ull);
+			until.tv_nsec = (long)(next % 1000000000ull);
+		}
+		while (!rd->xs_stop &&
+		       pthread_cond_timedwait(&rd->xcv, &rd->xmu, &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&rd->xmu);
+	return NULL;
+}
+
+/*
+ * On a Xen dom0: dom0's own vCPUs are read too (they are the host as an
+ * antagonist). Without libxenctrl's privilege the waits are not sampled,
+ * said once.
+ */
+static int xen_start(struct rdomains *rd)
+{
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int ret, n0;
+
+	ret = vmm_xenctl__open(&rd->xc);
+	if (ret < 0) {
+		message(rd, "Xen vCPU waits not sampled: libxenctrl: %s", strerror(-ret));
+		return ret == -ENOMEM ? ret : 0;
+	}
+	ret = xen_waits__new(ncpus > 0 ? (unsigned)ncpus : 1, &rd->xw);
+	if (ret < 0)
+		return ret;
+	n0 = vmm_xenctl__nvcpus(rd->xc, 0);
+	if (n0 > 0 && xen_waits__add(rd->xw, DP_DOMAIN_HOST, 0, (unsigned)n0) == 0)
+		xtarget_add(rd, 0, (unsigned)n0);
+	ret = -pthread_create(&rd->xsampler, NULL, xsampler_main, rd);
+	if (ret < 0)
+		return ret;
+	rd->xs_running = true;
+	return 0;
+}
+
+static void xen_stop(struct rdomains *rd)
+{
+	if (!rd->xs_running)
+		return;
+	pthread_mutex_lock(&rd->xmu);
+	rd->xs_stop = true;
+	pthread_cond_signal(&rd->xcv);
+	pthread_mutex_unlock(&rd->xmu);
+	pthread_join(rd->xsampler, NULL);
+	rd->xs_running = false;
+}
+
+/* The readings taken since the last call, accounted into out. */
+static int xen_drain(struct rdomains *rd, uint64_t now)
+{
+	struct xreading *q, *next;
+	uint64_t dropped;
+	int ret = 0;
+
+	if (!rd->xw)
+		return 0;
+	if (!rd->xw_since) {
+		/* What the vCPUs did before the session is not ours. */
+		xen_waits__since(rd->xw, now);
+		rd->xw_since = true;
+	}
+	pthread_mutex_lock(&rd->xmu);
+	q = rd->xhead;
+	rd->xhead = NULL;
+	rd->xtail = &rd->xhead;
+	rd->nxread = 0;
+	dropped = rd->xdropped;
+	rd->xdropped = 0;
+	pthread_mutex_unlock(&rd->xmu);
+	if (dropped)
+		message(rd, "Xen vCPU states: %llu readings dropped (the record loop was behind)",
+			(unsigned long long)dropped);
+	for (; q; q = next) {
+		next = q->next;
+		if (ret >= 0)
+			ret = xen_waits__feed(rd->xw, q->t, q->v, q->n, rd->out);
+		free(q);
+	}
+	if (ret >= 0)
+		ret = xen_waits__flush(rd->xw, rd->out);
+	return ret;
+}
+
 static void on_event(const struct vmm_event *ev, void *arg)
 {
 	struct rdomains *rd = arg;
@@ -375,6 +621,8 @@ static void on_event(const struct vmm_event *ev, void *arg)
 			ret = hostsync__set_domain(rd->hs, (uint32_t)d->pid, d->id, d->accel);
 		if (ret >= 0 && rp)
 			ret = passive_start(rd, rp, d);
+		if (ret >= 0 && d->source == DP_DOMAIN_SRC_XEN)
+			ret = xen_follow(rd, d);
 		if (ret >= 0 && d->agent_socket[0]) {
 			/*
 			 * Who samples guest code, per domain for the whole session: the
@@ -396,6 +644,8 @@ static void on_event(const struct vmm_event *ev, void *arg)
 	case VMM_EV_STOPPED:
 		ret = emit_life(rd, d->id, DP_LIFE_STOPPED, ev->time_ns);
 		ragents__stopped(rd->agents, d->id, ev->time_ns);
+		if (d->source == DP_DOMAIN_SRC_XEN)
+			xen_unfollow(rd, d->xen_domid);
 		break;
 	case VMM_EV_REBOOTED:
 		ret = emit_life(rd, d->id, DP_LIFE_REBOOTED, ev->time_ns);
@@ -596,12 +846,29 @@ int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly
 		pthread_condattr_destroy(&ca);
 	}
 	rd->qtail = &rd->qhead;
+	pthread_mutex_init(&rd->xmu, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&rd->xcv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	rd->xtail = &rd->xhead;
 	ret = vmm__new(opts, &rd->vmm, errbuf, errlen);
 	if (ret < 0) {
 		rdomains__free(rd);
 		return ret;
 	}
 	snprintf(rd->notice, sizeof(rd->notice), "%s", vmm__notice(rd->vmm));
+	if (vmm__xen(rd->vmm)) {
+		ret = xen_start(rd);
+		if (ret < 0) {
+			rdomains__free(rd);
+			return ret;
+		}
+	}
 	/* The domains running now are queued before the recording starts. */
 	vmm__poll(rd->vmm, queue_event, rd);
 	ret = -pthread_create(&rd->poller, NULL, poller_main, rd);
@@ -627,6 +894,8 @@ int rdomains__poll(struct rdomains *rd, uint64_t now, struct dp_words *out)
 	ret = drain(rd);
 	if (ret >= 0)
 		ret = sample_waits(rd, false);
+	if (ret >= 0)
+		ret = xen_drain(rd, now);
 	return ret;
 }
 
@@ -634,6 +903,14 @@ int rdomains__final_poll(struct rdomains *rd, uint64_t now, struct dp_words *out
 {
 	/* The recording is over: one last look, waiting for libvirt is fine now. */
 	poller_stop(rd);
+	xen_stop(rd);
+	if (rd->xreads)
+		message(rd,
+			"Xen vCPU states: read every %llu ms, %llu readings of %.1f vCPUs, %.1f us "
+			"each",
+			XEN_READ_NS / 1000000ull, (unsigned long long)rd->xreads,
+			(double)rd->xread_vcpus / (double)rd->xreads,
+			(double)rd->xread_ns / 1e3 / (double)rd->xreads);
 	vmm__poll(rd->vmm, queue_event, rd);
 	return rdomains__poll(rd, now, out);
 }
@@ -742,6 +1019,17 @@ void rdomains__free(struct rdomains *rd)
 	if (!rd)
 		return;
 	poller_stop(rd);
+	xen_stop(rd);
+	while (rd->xhead) {
+		struct xreading *x = rd->xhead;
+
+		rd->xhead = x->next;
+		free(x);
+	}
+	xen_waits__free(rd->xw);
+	vmm_xenctl__close(rd->xc);
+	pthread_cond_destroy(&rd->xcv);
+	pthread_mutex_destroy(&rd->xmu);
 	while (rd->qhead) {
 		struct qevent *q = rd->qhead;
 

@@ -29,6 +29,10 @@ PACKAGES=(
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
 	# fleet export (domprofd --export-pprof, domprof export)
 	libcurl4-openssl-dev
+	# Xen dom0 discovery and vCPU runstates (optional)
+	libxen-dev
+	# the nested Xen host of the Xen tests (tests/xen/build-xen.sh)
+	xen-hypervisor-4.17-amd64 xen-utils-4.17 qemu-system-xen
 )
 
 stamp_dir=${DOMPROF_DEPS_STAMP_DIR:-/var/cache/domprof}

@@ -25,6 +25,8 @@ struct vmm_cand {
 	bool qemu; /* QEMU thread names apply */
 	int lvid;  /* libvirt's id of this run of the domain */
 	char agent_socket[256];
+	uint32_t xen_domid; /* DP_DOMAIN_SRC_XEN: no pid, matched by domid and UUID */
+	unsigned xen_vcpus;
 };
 
 /* What a QEMU command line says. */
@@ -107,5 +109,21 @@ int vmm_lv__qmp_vcpus(struct vmm_lv *lv, const uint8_t uuid[16], pid_t *tids, in
 /* Pure helpers, tested on their own. */
 void vmm_lv__parse_xml(const char *xml, enum dp_domain_accel *accel, char *socket, size_t cap);
 int vmm_lv__parse_qmp_cpus(const char *json, pid_t *tids, int *vcpus, unsigned max);
+
+/* xen.c */
+struct vmm_xen;
+/* The capabilities file (/proc/xen/capabilities) says control_d: this is a Xen dom0. */
+bool vmm_xen__is_dom0(const char *caps_path);
+/*
+ * libxl's context; -ENOTSUP when built without libxen, else -errno with
+ * libxl's reason in errbuf (no privilege, no xenstored).
+ */
+int vmm_xen__open(struct vmm_xen **out, char *errbuf, size_t errlen);
+void vmm_xen__close(struct vmm_xen *x);
+/* A vmm_xen_list_fn over libxl (arg: the vmm_xen); a domain gone mid-read is left out. */
+int vmm_xen__list(void *arg, struct vmm_xen_dom *out, unsigned max, unsigned *n);
+/* A QEMU command line (NUL-separated) of a Xen device model (-xen-domid): not a domain of its own.
+ */
+bool vmm_xen__is_device_model(const char *cmdline, size_t len);
 
 #endif

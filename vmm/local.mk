@@ -6,11 +6,14 @@ vmm_libdpvmm_a_SOURCES = \
 	vmm/procscan.c \
 	vmm/threads.c \
 	vmm/libvirt.c \
+	vmm/xen.c \
+	vmm/xen-wait.c \
 	vmm/agentlink.c
-vmm_libdpvmm_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS)
+vmm_libdpvmm_a_CFLAGS = $(AM_CFLAGS) $(LIBVIRT_CFLAGS) $(LIBXEN_CFLAGS)
 # What a program links for vmm/: libvirt-qemu is dlopen()ed, only when QMP is needed;
 # lib/ for the utility layer (full reads).
-VMM_LIBS = vmm/libdpvmm.a lib/libdpcore.a $(LIBVIRT_LIBS) -lpthread
+EXTRA_DIST += doc/xen.md
+VMM_LIBS = vmm/libdpvmm.a lib/libdpcore.a $(LIBVIRT_LIBS) $(LIBXEN_LIBS) -lpthread
 
 noinst_PROGRAMS += vmm/vmm-list
 vmm_vmm_list_SOURCES = vmm/vmm-list.c
@@ -22,6 +25,13 @@ TESTS += tests/unit/test-vmm
 tests_unit_test_vmm_SOURCES = tests/unit/test-vmm.c
 tests_unit_test_vmm_CFLAGS = $(UNIT_CFLAGS) $(LIBVIRT_CFLAGS)
 tests_unit_test_vmm_LDADD = $(VMM_LIBS) $(UNIT_LIBS)
+# Xen without Xen: the discovery diff over recorded libxl listings, the wait records from
+# recorded vCPU readings (vmm/xen.c, vmm/xen-wait.c).
+check_PROGRAMS += tests/unit/test-xen
+TESTS += tests/unit/test-xen
+tests_unit_test_xen_SOURCES = tests/unit/test-xen.c
+tests_unit_test_xen_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_xen_LDADD = $(VMM_LIBS) $(UNIT_LIBS)
 # vmm/agentlink.c: the host end of the guest agent's channel, against a fake agent.
 check_PROGRAMS += tests/unit/test-agentlink
 TESTS += tests/unit/test-agentlink

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,14 @@ struct vmm {
 	struct vmm_cand *cands;
 	struct vmm_thread *scratch;
 	struct vmm_lv_event lvev[MAX_LV_EVENTS];
+	/* Xen dom0 (xen.c): libxl's listing, or a test's. */
+	struct vmm_xen *xen;
+	vmm_xen_list_fn xen_list;
+	void *xen_arg;
+	struct vmm_xen_dom *xdoms;
+	bool xen_listed; /* this poll's listing worked: a domain left out of it is gone */
+	bool xen_host;	 /* a dom0, listed or not: its device-model QEMUs are no domains */
+	char *cmdline;	 /* scratch: a QEMU's command line (device models) */
 };
 
 static const char *const ev_names[] = {
@@ -115,7 +124,8 @@ static int hash_rebuild(struct vmm *v)
 			struct vdom *d = v->doms[i];
 			unsigned k;
 
-			if (d->pub.running != (pass == 0))
+			/* A Xen domain has no process of its own. */
+			if (d->pub.running != (pass == 0) || d->pub.pid <= 0)
 				continue;
 			for (k = hash_pid(d->pub.pid, cap); h[k].d; k = (k + 1) & (cap - 1))
 				if (h[k].pid == d->pub.pid)
@@ -170,6 +180,11 @@ unsigned vmm__ndomains(const struct vmm *v)
 const struct vmm_domain *vmm__domain_at(const struct vmm *v, unsigned i)
 {
 	return v && i < v->ndoms ? &v->doms[i]->pub : NULL;
+}
+
+bool vmm__xen(const struct vmm *v)
+{
+	return v && v->xen_list;
 }
 
 const char *vmm__notice(const struct vmm *v)
@@ -246,6 +261,9 @@ void vmm__free(struct vmm *v)
 	if (!v)
 		return;
 	vmm_lv__close(v->lv);
+	vmm_xen__close(v->xen);
+	free(v->xdoms);
+	free(v->cmdline);
 	for (unsigned i = 0; i < v->ndoms; i++)
 		vdom_free(v->doms[i]);
 	free(v->doms);
@@ -265,6 +283,74 @@ static void one_line(char *s)
 }
 
 static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg);
+
+/* One more clause of the notice line. */
+__attribute__((format(printf, 2, 3))) static void notice_add(struct vmm *v, const char *fmt, ...)
+{
+	size_t len = strlen(v->notice);
+	va_list ap;
+
+	if (len && len + 2 < sizeof(v->notice)) {
+		memcpy(v->notice + len, "; ", 3);
+		len += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(v->notice + len, sizeof(v->notice) - len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Xen: on a dom0 (or with a test's listing) the domUs come from libxl. A
+ * dom0 without libxen or without privilege says so once; elsewhere nothing
+ * is said. --connect xen:... needs libxl as well (doc/xen.md).
+ */
+static int xen_open(struct vmm *v, const struct vmm_opts *opts, char *errbuf, size_t errlen)
+{
+	bool xen_uri = opts->uri && !strncmp(opts->uri, "xen", 3);
+	char xerr[256] = "";
+	int err;
+
+	if (opts->xen_list) {
+		v->xen_list = opts->xen_list;
+		v->xen_arg = opts->xen_arg;
+	} else if (vmm_xen__is_dom0(opts->xen_caps)) {
+		v->xen_host = true;
+		v->cmdline = malloc(VMM_CMDLINE_MAX);
+		if (!v->cmdline)
+			return -ENOMEM;
+		err = vmm_xen__open(&v->xen, xerr, sizeof(xerr));
+		one_line(xerr);
+		if (err == -ENOMEM)
+			return err;
+		if (!err) {
+			v->xen_list = vmm_xen__list;
+			v->xen_arg = v->xen;
+		} else if (err == -ENOTSUP) {
+			notice_add(v, "Xen dom0, but this domprof was built without libxen: Xen "
+				      "domains are not seen");
+		} else {
+			notice_add(v, "Xen dom0, but %.200s: Xen domains are not seen", xerr);
+		}
+	}
+	if (xen_uri && !v->xen_list) {
+		dp_errbuf__set(errbuf, errlen, "--connect %s: %s", opts->uri,
+			       xerr[0] ? xerr : "not a Xen dom0");
+		return -ENODEV;
+	}
+	if (!v->xen_list)
+		return 0;
+	v->xdoms = calloc(VMM_MAX_DOMAINS, sizeof(*v->xdoms));
+	if (!v->cmdline)
+		v->cmdline = malloc(VMM_CMDLINE_MAX);
+	v->xen_host = true;
+	if (!v->xdoms || !v->cmdline)
+		return -ENOMEM;
+	notice_add(v,
+		   "Xen dom0: domains through libxl%s; host-side samples cover dom0 only, Xen "
+		   "guests are profiled through their agents",
+		   xen_uri ? " (the library libvirt's Xen driver uses)" : "");
+	return 0;
+}
 
 int vmm__new(const struct vmm_opts *opts, struct vmm **out, char *errbuf, size_t errlen)
 {
@@ -317,6 +403,20 @@ int vmm__new(const struct vmm_opts *opts, struct vmm **out, char *errbuf, size_t
 	if (opts->no_libvirt) {
 		snprintf(v->notice, sizeof(v->notice),
 			 "--no-libvirt: finding QEMU processes through /proc");
+	} else if (opts->uri && !strncmp(opts->uri, "xen", 3)) {
+		/*
+		 * libvirt's Xen driver knows no process per domain: it must
+		 * answer, and then the domains are read through libxl directly.
+		 */
+		err = vmm_lv__open(uri, v->procfs, &v->lv, lverr, sizeof(lverr));
+		one_line(lverr);
+		if (err) {
+			dp_errbuf__set(errbuf, errlen, "libvirt at %s does not answer: %s", uri,
+				       lverr);
+			goto free_v;
+		}
+		vmm_lv__close(v->lv);
+		v->lv = NULL;
 	} else {
 		err = vmm_lv__open(uri, v->procfs, &v->lv, lverr, sizeof(lverr));
 		one_line(lverr);
@@ -334,6 +434,9 @@ int vmm__new(const struct vmm_opts *opts, struct vmm **out, char *errbuf, size_t
 				 "through /proc",
 				 uri, lverr);
 	}
+	err = xen_open(v, opts, errbuf, errlen);
+	if (err)
+		goto free_v;
 	/* The domains running now; their STARTED events wait for the first poll. */
 	err = poll_once(v, NULL, NULL);
 	if (err)
@@ -373,6 +476,18 @@ static struct vdom *find_running_uuid(struct vmm *v, const uint8_t uuid[16])
 
 		if (d->pub.running && d->pub.source == DP_DOMAIN_SRC_LIBVIRT && d->pub.has_uuid &&
 		    !memcmp(d->pub.uuid, uuid, 16))
+			return d;
+	}
+	return NULL;
+}
+
+static struct vdom *find_running_xen(struct vmm *v, const struct vmm_cand *c)
+{
+	for (unsigned i = 0; i < v->ndoms; i++) {
+		struct vdom *d = v->doms[i];
+
+		if (d->pub.running && d->pub.source == DP_DOMAIN_SRC_XEN &&
+		    d->pub.xen_domid == c->xen_domid && !memcmp(d->pub.uuid, c->uuid, 16))
 			return d;
 	}
 	return NULL;
@@ -513,6 +628,15 @@ static int add_domain(struct vmm *v, const struct vmm_cand *c, struct vdom **out
 	d->start = c->start;
 	d->lvid = c->lvid;
 	d->qemu = c->qemu;
+	if (c->source == DP_DOMAIN_SRC_XEN) {
+		/* No process: its vCPUs are the hypervisor's, read by record/. */
+		d->pub.xen_domid = c->xen_domid;
+		d->pub.xen_vcpus = c->xen_vcpus;
+		d->pub.id = v->next_id++;
+		v->doms[v->ndoms++] = d;
+		*out = d;
+		return 0;
+	}
 	err = refresh_threads(v, d, &changed);
 	if (err) {
 		/* Gone between the listing and its threads: not a domain this round. */
@@ -553,6 +677,45 @@ static bool known_running(void *arg, pid_t pid, uint64_t start)
 	return find_running(arg, pid, start) != NULL;
 }
 
+/* A QEMU that serves a Xen domain's devices is no domain of its own. */
+static bool xen_device_model(struct vmm *v, pid_t pid)
+{
+	ssize_t len = vmm_proc__read(v->procfs, pid, "cmdline", v->cmdline, VMM_CMDLINE_MAX);
+
+	return len > 0 && vmm_xen__is_device_model(v->cmdline, (size_t)len);
+}
+
+/* The Xen listing as candidates; v->xen_listed says whether it worked. */
+static unsigned gather_xen(struct vmm *v, struct vmm_cand *out, unsigned max)
+{
+	unsigned nx = 0, n = 0;
+
+	v->xen_listed = false;
+	if (!v->xen_list || v->xen_list(v->xen_arg, v->xdoms, VMM_MAX_DOMAINS, &nx) < 0)
+		return 0;
+	v->xen_listed = true;
+	for (unsigned i = 0; i < nx && n < max; i++) {
+		const struct vmm_xen_dom *x = &v->xdoms[i];
+		struct vmm_cand *c = &out[n];
+
+		if (x->domid == 0)
+			continue;
+		memset(c, 0, sizeof(*c));
+		snprintf(c->name, sizeof(c->name), "%s", x->name);
+		if (!vmm_name__sanitize(c->name))
+			snprintf(c->name, sizeof(c->name), "xen-%u", (unsigned)x->domid);
+		memcpy(c->uuid, x->uuid, 16);
+		c->has_uuid = true;
+		c->source = DP_DOMAIN_SRC_XEN;
+		c->accel = x->accel;
+		c->xen_domid = x->domid;
+		c->xen_vcpus = x->nvcpus;
+		snprintf(c->agent_socket, sizeof(c->agent_socket), "%s", x->agent_socket);
+		n++;
+	}
+	return n;
+}
+
 /* Gather what the sources see now. */
 static unsigned gather(struct vmm *v)
 {
@@ -586,8 +749,14 @@ static unsigned gather(struct vmm *v)
 			n += got;
 	} else if (vmm_proc__scan_qemu(v->procfs, v->cands + n, MAX_CANDS - n, &got, known_running,
 				       v) == 0) {
-		n += got;
+		unsigned k = n;
+
+		for (unsigned i = 0; i < got; i++)
+			if (!v->xen_host || !xen_device_model(v, v->cands[n + i].pid))
+				v->cands[k++] = v->cands[n + i];
+		n = k;
 	}
+	n += gather_xen(v, v->cands + n, MAX_CANDS - n);
 	return n;
 }
 
@@ -687,7 +856,8 @@ static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 		v->doms[i]->seen = false;
 	for (unsigned i = 0; i < ncand; i++) {
 		const struct vmm_cand *c = &v->cands[i];
-		struct vdom *d = find_running(v, c->pid, c->start);
+		struct vdom *d = c->source == DP_DOMAIN_SRC_XEN ? find_running_xen(v, c)
+								: find_running(v, c->pid, c->start);
 
 		if (d) {
 			d->seen = true;
@@ -695,7 +865,7 @@ static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 		}
 		/* The same process listed twice (a --vmm-pid that is also a QEMU): first wins. */
 		bool dup = false;
-		for (unsigned k = 0; k < i; k++)
+		for (unsigned k = 0; k < i && c->pid > 0; k++)
 			dup |= v->cands[k].pid == c->pid;
 		if (dup || nrunning(v) >= VMM_MAX_DOMAINS)
 			continue;
@@ -718,6 +888,15 @@ static int poll_once(struct vmm *v, vmm_event_cb cb, void *arg)
 
 		if (!d->pub.running)
 			continue;
+		if (d->pub.source == DP_DOMAIN_SRC_XEN) {
+			/* libxl's word: a domid left out of a listing that worked is gone. */
+			if (!d->seen && v->xen_listed) {
+				stop(d, now);
+				dirty = true;
+				emit(cb, arg, VMM_EV_STOPPED, now, d);
+			}
+			continue;
+		}
 		alive = vmm_proc__alive(v->procfs, d->pub.pid, d->start);
 		if (!d->seen && d->pub.source == DP_DOMAIN_SRC_LIBVIRT && v->lv) {
 			enum vmm_event_type what = libvirt_gone(v, d, alive, now);

@@ -132,11 +132,14 @@ enum dp_domain_source {
 	DP_DOMAIN_SRC_LIBVIRT = 1, /* a libvirt domain */
 	DP_DOMAIN_SRC_PROC = 2,	   /* a QEMU process found through /proc (-name, -uuid) */
 	DP_DOMAIN_SRC_VMM_PID = 3, /* named by --vmm-pid NAME=PID */
+	DP_DOMAIN_SRC_XEN = 4,	   /* a Xen domU listed by libxl in dom0: no host VMM process */
 };
 enum dp_domain_accel {
 	DP_DOMAIN_ACCEL_UNKNOWN = 0,
 	DP_DOMAIN_ACCEL_KVM = 1,
 	DP_DOMAIN_ACCEL_TCG = 2,
+	DP_DOMAIN_ACCEL_XEN_PV = 3,  /* a Xen PV domain */
+	DP_DOMAIN_ACCEL_XEN_HVM = 4, /* a Xen HVM or PVH domain */
 };
 
 /* DP_CODE_DOMAIN_THREAD roles */
