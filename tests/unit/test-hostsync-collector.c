@@ -313,14 +313,18 @@ static void test_sched_tracepoints(void **state)
 		skip();
 	}
 	/*
-	 * The other spinner is the victim's main antagonist: no other task
-	 * took as much of the CPU from it (the test machines are shared, so
-	 * other busy tasks may take some, and how much depends on them).
+	 * The other spinner, pinned to the victim's CPU, is charged some of
+	 * its wait. Whether it is the main antagonist depends on the other
+	 * busy tasks on that CPU (a CI run here saw a nested Xen's QEMU take
+	 * more), so the ranking is printed, not asserted.
 	 */
+	assert_true(to_b > 0);
 	for (size_t i = 0; i < nothers; i++)
 		if (others[i].ns > to_b)
-			fail_msg("task %" PRIu64 " was charged %.1f ms, the other spinner %.1f ms",
-				 others[i].tid, others[i].ns / 1e6, to_b / 1e6);
+			fprintf(stderr,
+				"# task %" PRIu64
+				" was charged %.1f ms, the other spinner %.1f ms\n",
+				others[i].tid, others[i].ns / 1e6, to_b / 1e6);
 	/* The run delay over the same window, give or take the edges (a few ms). */
 	assert_true(window <= (wait1 - wait0) * 11 / 10 + 20000000ull);
 	assert_true(window + 20000000ull >= (wait1 - wait0) * 9 / 10);
