@@ -191,6 +191,9 @@ static int charge(struct sync_sched *ss, struct svcpu *v, uint64_t t, struct dp_
 		kind = DP_WHO_SOFTIRQ;
 	} else if (!c->tid) {
 		kind = DP_WHO_IDLE;
+	} else if (c->tid == UINT32_MAX) {
+		/* The kernel's -1 for a task already dead (perf_event_tid()): nobody to name. */
+		kind = DP_WHO_UNKNOWN;
 	} else {
 		if (!c->tgid)
 			c->tgid = tgid_of(ss, c->tid);
