@@ -3,12 +3,17 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "domprof/testpause.h"
+#include "domprof/io.h"
 
 #define DEFAULT_PAUSE_MS 500
 #define MAX_PAUSE_MS	 60000
@@ -29,14 +34,58 @@ static bool listed(const char *list, const char *point)
 	return false;
 }
 
+static long env_long(const char *name, long def, long max)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtol(s, &end, 10);
+	return !*end && v >= 0 && v <= max ? v : def;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * The held hit says so through a file rather than by the time it sleeps: a
+ * test that killed on seeing the temporary file raced the rename on a loaded
+ * machine (t3400 once killed 0.4 s too late). The flag is written before the
+ * hold so that the test's kill always finds the writer inside the window.
+ */
+static void hold(const char *point, long hit)
+{
+	const char *flag = getenv("DOMPROF_TEST_PAUSE_FLAG");
+
+	if (flag && *flag) {
+		char line[128];
+		int fd = open(flag, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (fd >= 0) {
+			int n = snprintf(line, sizeof(line), "%s %ld\n", point, hit);
+
+			(void)!dp_write_in_full(fd, line, (size_t)n);
+			close(fd);
+		}
+	}
+	for (;;)
+		sleep_ms(MAX_PAUSE_MS);
+}
+
 void dp_test_pause(const char *point)
 {
 	/* Read once: the environment does not change under a recorder. */
 	static const char *list;
 	static bool read_env;
-	const char *ms_s;
-	struct timespec ts;
-	long ms = DEFAULT_PAUSE_MS;
+	static long hits;
+	long hit, hold_at;
 
 	if (!read_env) {
 		list = getenv("DOMPROF_TEST_PAUSE_AT");
@@ -44,16 +93,9 @@ void dp_test_pause(const char *point)
 	}
 	if (!list || !*list || !listed(list, point))
 		return;
-	ms_s = getenv("DOMPROF_TEST_PAUSE_MS");
-	if (ms_s && *ms_s) {
-		char *end;
-		long v = strtol(ms_s, &end, 10);
-
-		if (!*end && v >= 0 && v <= MAX_PAUSE_MS)
-			ms = v;
-	}
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	hit = __atomic_add_fetch(&hits, 1, __ATOMIC_RELAXED);
+	hold_at = env_long("DOMPROF_TEST_PAUSE_HOLD", 0, LONG_MAX);
+	if (hold_at && hit == hold_at)
+		hold(point, hit);
+	sleep_ms(env_long("DOMPROF_TEST_PAUSE_MS", DEFAULT_PAUSE_MS, MAX_PAUSE_MS));
 }

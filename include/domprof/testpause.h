@@ -8,6 +8,11 @@
  *               renamed over it (lib/odb.c)
  *   meta-write  a metadata file's new content is written to its temporary
  *               file, not yet renamed over it (lib/metafile.c)
+ * With DOMPROF_TEST_PAUSE_HOLD=N the N-th hit (counted over the listed
+ * points, per process) stays there until the process is killed, after
+ * creating the file DOMPROF_TEST_PAUSE_FLAG names (if set) with the line
+ * "POINT N": a test waits for that file and kills inside the window whatever
+ * the machine's load; the other hits sleep as above.
  * Without the variable it costs one getenv per process.
  */
 #ifndef DOMPROF_TESTPAUSE_H

@@ -36,17 +36,25 @@ mono() {
 
 # start PROG DIR [OPTS]: start a recorder (domprof record -a or domprofd) into DIR,
 # in the background; sets $pid. The TCG socket is our own, as a killed
-# recorder leaves its socket behind (the next one removes it).
+# recorder leaves its socket behind (the next one removes it). The test
+# hook's variables ($pause_at, $pause_hold) go to the recorder only: the
+# checks' own imports write metadata too and must not be held.
 start() {
 	if [ "$1" = record ]; then
-		domprof record -a --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" \
-			--session-dir "$2" ${3:-} 2>"$2.err" &
+		set -- "$2" "${3:-}" domprof record -a
 	else
-		domprofd --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" \
-			--session-dir "$2" ${3:-} 2>"$2.err" &
+		set -- "$2" "${3:-}" domprofd
 	fi
+	st_dir=$1 st_opts=$2
+	shift 2
+	env ${pause_at:+DOMPROF_TEST_PAUSE_AT=$pause_at DOMPROF_TEST_PAUSE_MS=0} \
+		${pause_hold:+DOMPROF_TEST_PAUSE_HOLD=$pause_hold DOMPROF_TEST_PAUSE_FLAG=$TEST_DIR/held} \
+		"$@" --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" \
+		--session-dir "$st_dir" $st_opts 2>"$st_dir.err" &
 	pid=$!
 }
+pause_at=
+pause_hold=
 
 # wait_for N CMD: run CMD every 20 ms, up to N times, until it succeeds.
 wait_for() {
@@ -141,22 +149,22 @@ while read -r delay <&3; do
 done 3<delays
 random_kills=$kills
 
-# A sample file growing: its doubled copy (.NAME.grow) is written and waits
-# before the rename. The n-th growth seen is killed.
-export DOMPROF_TEST_PAUSE_MS=400 DOMPROF_TEST_PAUSE_AT=odb-grow
+# A sample file growing: its doubled copy (.NAME.grow) is written beside it.
+# The hook holds the writer at the n-th growth and says so (the flag file);
+# the earlier ones go by without a pause. Waiting for the flag, not for the
+# .grow file, keeps the kill inside the window on a loaded machine.
+pause_at=odb-grow
 for n in 1 2 3 4 5 6; do
 	kills=$((kills + 1))
 	prog=record
 	[ $((n % 2)) = 0 ] && prog=domprofd
+	rm -f held
+	pause_hold=$n
 	start $prog k$kills
-	seen=0
-	while [ $seen -lt $n ] &&
-		wait_for 1500 '[ -n "$(find k$kills/samples -name ".*.grow" 2>/dev/null)" ]'; do
-		seen=$((seen + 1))
-		[ $seen -lt $n ] && sleep 0.45
-	done
+	wait_for 3000 '[ -s held ]'
 	kill9
-	[ $seen = $n ] || echo "k$kills: growth $n was not seen ($seen)" >>failures
+	[ "$(cat held 2>/dev/null)" = "odb-grow $n" ] ||
+		echo "k$kills: growth $n was not reached in 60 s" >>failures
 	check k$kills "$prog odb-grow #$n"
 	[ "$(sed -n 's/.* temps=\([0-9]*\).*/\1/p' k$kills.odb)" -ge 1 ] ||
 		echo "k$kills: killed mid-growth but no .grow file left" >>failures
@@ -164,22 +172,23 @@ for n in 1 2 3 4 5 6; do
 done
 
 # A metadata file rewritten at a sync (every 3 s): its .NAME.tmp is written
-# and waits before the rename. Killed at the n-th one after collection began.
-DOMPROF_TEST_PAUSE_AT=meta-write
+# and the writer is held before the rename. Held at the n-th write after
+# collection began: the process's first two are the marker (meta/session,
+# written twice before collection), so the hook's count is n + 2.
+pause_at=meta-write
 for n in 1 2 3 5 8 13; do
 	kills=$((kills + 1))
 	prog=domprofd
 	[ $((n % 2)) = 0 ] && prog=record
+	rm -f held
+	pause_hold=$((n + 2))
 	start $prog k$kills
-	wait_for 1500 '[ -s k$kills.err ]'
-	seen=0
-	while [ $seen -lt $n ] &&
-		wait_for 1500 '[ -n "$(find k$kills -name ".*.tmp" 2>/dev/null)" ]'; do
-		seen=$((seen + 1))
-		[ $seen -lt $n ] && sleep 0.45
-	done
+	wait_for 3000 '[ -s held ]'
 	kill9
-	[ $seen = $n ] || echo "k$kills: metadata write $n was not seen ($seen)" >>failures
+	[ "$(cat held 2>/dev/null)" = "meta-write $((n + 2))" ] ||
+		echo "k$kills: metadata write $n was not reached in 60 s" >>failures
+	[ -n "$(find k$kills -name ".*.tmp" 2>/dev/null)" ] ||
+		echo "k$kills: killed mid-write but no .tmp file left" >>failures
 	check k$kills "$prog meta-write #$n"
 	rm -rf k$kills
 done
@@ -187,14 +196,14 @@ done
 # The very first metadata write (meta/session, the marker): a kill there
 # leaves a directory with a temporary file that the next record reuses.
 kills=$((kills + 1))
+rm -f held
+pause_hold=1
 start record k$kills
-wait_for 1500 '[ -n "$(find k$kills/meta -name ".*.tmp" 2>/dev/null)" ]'
-seen=$?
+wait_for 3000 '[ -s held ]'
 kill9
-[ $seen = 0 ] && [ ! -f k$kills/meta/session ] ||
+[ -n "$(find k$kills/meta -name ".*.tmp" 2>/dev/null)" ] && [ ! -f k$kills/meta/session ] ||
 	echo "k$kills: not killed in its first metadata write" >>failures
 check k$kills "record meta-write #0 (the marker)"
-unset DOMPROF_TEST_PAUSE_MS DOMPROF_TEST_PAUSE_AT
 domprof record --session-dir k$kills -- true >/dev/null 2>k$kills.again.err &&
 	domprof report --session-dir k$kills >/dev/null ||
 	{ echo "k$kills: the next record does not reuse the directory" >>failures; cat k$kills.again.err >>failures; }
