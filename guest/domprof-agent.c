@@ -166,6 +166,8 @@ static int port__open(struct agent *a)
 			tcflush(fd, TCIOFLUSH);
 		}
 	}
+	/* A tty (a Xen console) discards instead of pushing back: pace the writes. */
+	link__set_window(&a->link, !a->port_is_sock && isatty(fd) ? LINK_TTY_WINDOW : 0);
 	logv("port %s open", path);
 	return fd;
 }
@@ -238,7 +240,9 @@ void agent__pace(struct agent *a)
 			link__input(&a->link, dp_now_ns(), on_host_frame, a);
 	}
 	while (a->link.up && a->port_fd >= 0 && a->link.bytes > a->link.max_bytes / 2 && !stop) {
-		struct pollfd p = {.fd = a->port_fd, .events = POLLIN | POLLOUT};
+		/* A full window (a Xen console) waits for the host's ACK, not for POLLOUT. */
+		struct pollfd p = {.fd = a->port_fd,
+				   .events = POLLIN | (link__wants_write(&a->link) ? POLLOUT : 0)};
 		uint64_t before = a->link.bytes_out;
 
 		if (poll(&p, 1, 200) <= 0)

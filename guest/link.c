@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -50,6 +51,7 @@ static void link__free_frames(struct link *l)
 	}
 	l->tail = l->cur = NULL;
 	l->bytes = 0;
+	l->inflight = 0;
 }
 
 static void link__clear_urgent(struct link *l)
@@ -85,6 +87,7 @@ static void link__rewind(struct link *l)
 {
 	l->cur = l->head;
 	l->sent_seq = l->acked;
+	l->inflight = 0;
 }
 
 /* A new host end: what it gets starts at a frame boundary, and everything unacked goes again. */
@@ -102,7 +105,13 @@ void link__set_fd(struct link *l, int fd, uint64_t now_ns)
 {
 	l->fd = fd;
 	l->up = fd >= 0;
+	l->last_rx_ns = 0;
 	link__restart_stream(l, now_ns);
+}
+
+void link__set_window(struct link *l, size_t window)
+{
+	l->window = window;
 }
 
 void link__set_up(struct link *l, bool up, uint64_t now_ns)
@@ -141,10 +150,12 @@ static bool link__drop_oldest(struct link *l)
 	if (l->cur == f)
 		l->cur = f->next;
 	l->bytes -= f->len;
-	if (f->seq > l->sent_seq)
+	if (f->seq > l->sent_seq) {
 		l->dropped++;
-	else
+	} else {
 		l->dropped_sent++;
+		l->inflight -= f->len;
+	}
 	free(f);
 	return true;
 }
@@ -195,7 +206,12 @@ int link__send_unseq(struct link *l, uint16_t type, const uint8_t *payload, size
 
 bool link__wants_write(const struct link *l)
 {
-	return l->up && l->fd >= 0 && (l->partial_len || l->n_urgent || l->cur);
+	if (!l->up || l->fd < 0)
+		return false;
+	if (l->partial_len || l->n_urgent)
+		return true;
+	/* A full window waits for an ACK (or the RTO), not for POLLOUT. */
+	return l->cur && !(l->window && l->inflight >= l->window);
 }
 
 /* Keep the unwritten rest of a frame, so whatever goes next starts at a frame boundary. */
@@ -232,9 +248,19 @@ int link__flush(struct link *l)
 			iov[n].iov_base = l->urgent[0];
 			iov[n++].iov_len = l->urgent_len[0];
 		} else {
-			for (f = l->cur; f && n < LINK_IOV_MAX; f = f->next, n++) {
+			size_t room = SIZE_MAX;
+
+			if (l->window) {
+				/* Past the window the transport would discard: wait for ACKs. */
+				if (l->inflight >= l->window)
+					return 0;
+				room = l->window - l->inflight;
+			}
+			for (f = l->cur; f && n < LINK_IOV_MAX && (!n || f->len <= room);
+			     f = f->next, n++) {
 				iov[n].iov_base = f->data;
 				iov[n].iov_len = f->len;
+				room -= f->len < room ? f->len : room;
 			}
 		}
 		w = writev(l->fd, iov, (int)n);
@@ -266,6 +292,7 @@ int link__flush(struct link *l)
 					link__stash(l, f->data + w, f->len - (size_t)w);
 				w -= (ssize_t)(w < (ssize_t)f->len ? w : (ssize_t)f->len);
 				l->sent_seq = f->seq;
+				l->inflight += f->len;
 				l->cur = f->next;
 			}
 		}
@@ -281,6 +308,8 @@ static void link__ack(struct link *l, uint64_t seq, uint64_t now_ns)
 	while (l->head && l->head->seq <= seq) {
 		struct link_frame *f = l->head;
 
+		if (f->seq <= l->sent_seq)
+			l->inflight -= f->len;
 		l->head = f->next;
 		if (l->cur == f)
 			l->cur = f->next;
@@ -300,6 +329,21 @@ void link__handle(struct link *l, const struct ap_hdr *hdr, const uint8_t *paylo
 {
 	struct ap_rd r;
 
+	/*
+	 * Without back-pressure the first host frame after a silence is the only
+	 * sign the host is back: what was written meanwhile was discarded. (An
+	 * ACK says the stream reaches it: the RTO covers what is missing.)
+	 */
+	if (l->window && hdr->type != AP_ACK &&
+	    (!l->last_rx_ns || now_ns - l->last_rx_ns > LINK_HOST_AWAY_NS) &&
+	    l->sent_seq > l->acked) {
+		link__rewind(l);
+		l->rto_ns = LINK_RTO_NS;
+		l->last_progress_ns = now_ns;
+		l->retransmits++;
+		l->host_returns++;
+	}
+	l->last_rx_ns = now_ns ? now_ns : 1;
 	ap_rd__init(&r, payload, hdr->len);
 	switch (hdr->type) {
 	case AP_ACK: {

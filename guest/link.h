@@ -19,6 +19,16 @@
 #define LINK_RTO_MAX_NS	 16000000000ull /* doubled per silent retransmission, up to this */
 #define LINK_URGENT_MAX	 8		/* unsequenced frames (PONG) waiting to go */
 #define LINK_MIN_BACKLOG (2 * (AP_HDR_SIZE + AP_MAX_PAYLOAD))
+/*
+ * A Xen console (doc/xen.md) neither pushes back nor says when the host is
+ * away: QEMU reads the ring whatever the host end does, keeps up to 1 MiB
+ * (libxl's console limit) and discards the middle of what is more, and
+ * discards everything while no one is connected. On such a transport the
+ * link writes at most LINK_TTY_WINDOW bytes past the last ACK, and a host
+ * frame after LINK_HOST_AWAY_NS of none is the host coming back.
+ */
+#define LINK_TTY_WINDOW	  (256 * 1024)
+#define LINK_HOST_AWAY_NS 3000000000ull /* the host PINGs every second while connected */
 
 struct link_frame {
 	struct link_frame *next;
@@ -57,6 +67,11 @@ struct link {
 	uint64_t rto_ns;
 	uint64_t retransmits;
 	uint64_t bytes_out;
+	/* A transport without back-pressure (link__set_window()); 0: none. */
+	size_t window;
+	size_t inflight;	/* bytes of the frames in (acked, sent_seq] */
+	uint64_t last_rx_ns;	/* the last host frame; 0: none on this fd */
+	uint64_t host_returns;	/* host frames after a silence that rewound the stream */
 };
 
 /* What the caller handles itself; ACK and PING are handled inside. */
@@ -68,6 +83,13 @@ void link__fini(struct link *l);
 void link__new_incarnation(struct link *l, uint64_t incarnation);
 /* A new connection (fd ≥ 0, non-blocking) or none (-1); the old fd is not closed. */
 void link__set_fd(struct link *l, int fd, uint64_t now_ns);
+/*
+ * A transport that neither pushes back nor tells when the host is away (a
+ * Xen console): write at most window bytes past the last ACK, and take a
+ * host frame after a silence for the host's return (everything unacked goes
+ * again). 0 turns it off (virtio-serial, sockets).
+ */
+void link__set_window(struct link *l, size_t window);
 /* The host end went away (POLLHUP) or came back: coming back retransmits everything unacked. */
 void link__set_up(struct link *l, bool up, uint64_t now_ns);
 /* Queue a sequenced frame; returns its seq, or 0 (len over AP_MAX_PAYLOAD or no memory). */

@@ -376,6 +376,19 @@ static void on_gap(const struct agentlink_gap *g, void *arg)
 
 	if (c->err || g->ongoing)
 		return;
+	/*
+	 * Frames the agent wrote that never arrived may hold its state as well
+	 * (the process scan, kallsyms). Over a Xen channel this is the rule, not
+	 * the exception: the agent cannot see that no host is connected (no
+	 * POLLHUP), QEMU discards what it writes meanwhile, and what its backlog
+	 * no longer holds comes back as a gap in seq. Ask for everything again,
+	 * once per incarnation (the new one starts from scratch).
+	 */
+	if (g->frames_lost && g->reason != DP_GAP_RESTART && g->reason != DP_GAP_REBOOT &&
+	    !c->ga->resynced) {
+		c->ga->resynced = true;
+		c->ga->want_resync = true;
+	}
 	r = dp_emit__agent_gap(c->out, c->ga->domain, g->start_ns,
 			       g->end_ns < g->start_ns ? g->start_ns : g->end_ns, g->frames_lost,
 			       g->reason);

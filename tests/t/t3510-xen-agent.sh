@@ -40,6 +40,7 @@ xen_domu_config $dom --agent --run "/bin/gsplit-a" >$dom.cfg || exit 1
 	"$domprof" record -a --guest-sampling agent --duration 20 --session-dir s \
 		>record.out 2>record.err
 	echo $? >record.rc
+	ls -l core.* 2>/dev/null
 	stamp recorded
 	xl destroy $dom
 	exit 0
@@ -47,11 +48,11 @@ xen_domu_config $dom --agent --run "/bin/gsplit-a" >$dom.cfg || exit 1
 } >dom0.sh
 
 test_expect_success 'in dom0, the domU runs its agent and gsplit-a, and domprof records' '
-	xen_dom0_run dom0.sh --timeout 600 &&
+	xen_dom0_run dom0.sh --timeout 600 --dom0-vcpus 1 &&
 	cat dom0.out xl-list.txt &&
 	test_note "xl up at dom0 uptime ${xen_up_s:-?} s; whole run $xen_run_s s; $(grep ^stamp dom0.out | tr "\n" " ")" &&
 	[ "$xen_rc" = 0 ] &&
-	cat record.err &&
+	cat record.err && xen_cores &&
 	[ "$(cat record.rc)" = 0 ] &&
 	domprof report --session-dir s >report.txt && cat report.txt
 '
@@ -77,7 +78,8 @@ test_expect_success 'record says it is on a Xen dom0, in one line' '
 test_expect_success "the domU is a domain named $dom, and the agent connected" '
 	[ -d "s/domains/$dom" ] &&
 	sed -n "/^Domains:/,/^\$/p" report.txt | grep -q "$dom" &&
-	[ -s "s/domains/$dom/meta/agent" ] && cat "s/domains/$dom/meta/agent"
+	[ -s "s/domains/$dom/meta/agent" ] && cat "s/domains/$dom/meta/agent" &&
+	test_note "agent link: $(grep -E "^(incarnations|agent_dropped_frames|gap)=" "s/domains/$dom/meta/agent" | tr "\n" " ")"
 '
 
 test_expect_success "$dom: gsplit-a's functions in 50/30/20 (+-3 points)" '

@@ -390,6 +390,77 @@ static void test_retransmit_after_silence_and_hangup(void **state)
 	assert_int_equal(link__send(&c->l, AP_HELLO, NULL, 0), 1);
 }
 
+/*
+ * A Xen console (LINK_TTY_WINDOW): frames go out while less than the window
+ * is past the last ACK, a full window waits for an ACK and not for POLLOUT, and a host
+ * frame after a silence rewinds (what went out meanwhile was discarded).
+ * Without a window (virtio-serial) the same PING moves nothing.
+ */
+static void test_tty_window_and_host_return(void **state)
+{
+	struct conn *c = *state;
+	const size_t perf = AP_HDR_SIZE + 1000, window = 3 * perf + 10;
+	uint64_t t = 1000000;
+	uint8_t ping[8] = {0};
+	size_t n;
+
+	link__set_window(&c->l, window);
+	link__set_fd(&c->l, c->sv[0], t);
+	send_n(&c->l, AP_HELLO, 100, 1);
+	send_n(&c->l, AP_PERF, 1000, 10);
+	host__read(&c->h, 1000);
+	/* Frames go while less than the window is in flight: HELLO and 3 PERF. */
+	assert_int_equal(c->h.n, 4);
+	assert_int_equal(c->l.inflight, AP_HDR_SIZE + 100 + 3 * perf);
+	assert_false(link__wants_write(&c->l));
+	assert_int_equal(link__flush(&c->l), 0);
+	assert_int_equal(host__read(&c->h, 10), 0);
+
+	/* An ACK opens the window again: frames go on in order. */
+	host__ack(c->sv[1], 2, INC);
+	assert_int_equal(link__input(&c->l, t, NULL, NULL), 0);
+	assert_true(link__wants_write(&c->l));
+	link__flush(&c->l);
+	host__read(&c->h, 1000);
+	n = c->h.n;
+	assert_int_equal(n, 6);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(c->h.f[i].h.seq, i + 1);
+	assert_int_equal(c->l.inflight, 4 * perf);
+
+	/* The host PINGs within the away time: nothing goes again. */
+	le64_put(ping, 1);
+	host__send(c->sv[1], AP_PING, ping, 8);
+	assert_int_equal(link__input(&c->l, t + LINK_HOST_AWAY_NS, NULL, NULL), 0);
+	assert_int_equal(c->l.host_returns, 0);
+	link__flush(&c->l);
+	host__read(&c->h, 1000);
+	assert_int_equal(c->h.n, n + 1); /* the PONG */
+	assert_int_equal(c->h.f[n].h.type, AP_PONG);
+
+	/* Its next frame comes after a silence: the host is back, from seq 3 again. */
+	host__send(c->sv[1], AP_PING, ping, 8);
+	assert_int_equal(link__input(&c->l, t + 2 * LINK_HOST_AWAY_NS + 1, NULL, NULL), 0);
+	assert_int_equal(c->l.host_returns, 1);
+	assert_int_equal(c->l.inflight, 0);
+	n = c->h.n;
+	while (link__wants_write(&c->l)) {
+		link__flush(&c->l);
+		host__read(&c->h, 100);
+	}
+	host__read(&c->h, 100);
+	assert_int_equal(c->h.f[n].h.type, AP_PONG);
+	assert_int_equal(c->h.n - n, 5); /* the PONG and seq 3 to 6: the window again */
+	for (size_t i = 1; i < 5; i++)
+		assert_int_equal(c->h.f[n + i].h.seq, i + 2);
+
+	/* No window (virtio-serial): a PING after a silence rewinds nothing. */
+	link__set_window(&c->l, 0);
+	host__send(c->sv[1], AP_PING, ping, 8);
+	assert_int_equal(link__input(&c->l, t + 10 * LINK_HOST_AWAY_NS, NULL, NULL), 0);
+	assert_int_equal(c->l.host_returns, 1);
+}
+
 /* ---- ELF notes ---- */
 
 static void test_elfnote(void **state)
@@ -899,6 +970,8 @@ int main(void)
 		cmocka_unit_test(test_host_away_bounded_then_back),
 		cmocka_unit_test_setup_teardown(test_retransmit_after_silence_and_hangup,
 						conn_setup, conn_teardown),
+		cmocka_unit_test_setup_teardown(test_tty_window_and_host_return, conn_setup,
+						conn_teardown),
 		cmocka_unit_test(test_elfnote),
 		cmocka_unit_test(test_real_agent_once),
 		cmocka_unit_test(test_real_agent_live),
