@@ -1,6 +1,6 @@
 #!/bin/bash
 # THE test command: installs the dependencies, builds in build/, runs every
-# test (`make check`: unit and integration), then builds again in build-san/
+# test (`make check`: unit and integration, then `make check-xen`), then builds again in build-san/
 # with AddressSanitizer and UBSan and runs the unit tests there. Prints the
 # log tail of every failing test; the last line is
 # `N passed, N failed, N skipped`, counting individual TAP results of both
@@ -49,6 +49,19 @@ build_and_check() {
 }
 
 build_and_check build --
+# The Xen tests (issue 15), on a Xen host nested in QEMU TCG: after the rest
+# and alone, as each machine takes both CPUs (about 3 minutes). They skip,
+# saying why, where the fixture cannot be built or Xen cannot boot.
+# DOMPROF_SKIP_XEN=1 leaves them out.
+if [ -f build/Makefile ] && [ "${DOMPROF_SKIP_XEN:-0}" != 1 ]; then
+	log "build: make check-xen"
+	rm -f build/test-suite.log
+	if ! (cd build && make check-xen >check-xen.out 2>&1) && [ ! -f build/test-suite.log ]; then
+		tail -n 60 build/check-xen.out
+		log "build: make check-xen did not get to run its tests"
+		build_failures=$((build_failures + 1))
+	fi
+fi
 # The unit tests are the TESTS under tests/unit/.
 unit=$(cd build 2>/dev/null && make -s -f Makefile -f - print-unit-tests <<'MK' 2>/dev/null
 print-unit-tests:
