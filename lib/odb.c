@@ -391,6 +391,8 @@ int odb__open(int dirfd, const char *relpath, const struct odb_header *hdr, stru
 			close(fd);
 			goto out_close_dfd;
 		}
+		/* A grow file left by a killed writer (a new file's was renamed into place). */
+		unlinkat(db->dfd, db->tmp, 0);
 	} else if (fd == -ENOENT && hdr) {
 		r = odb_build(db, hdr, ODB_FIRST_SIZE);
 		if (r < 0)
@@ -399,8 +401,6 @@ int odb__open(int dirfd, const char *relpath, const struct odb_header *hdr, stru
 		r = fd == -ENOENT ? -ENOENT : fd;
 		goto out_close_dfd;
 	}
-	/* A grow file left by a killed writer. */
-	unlinkat(db->dfd, db->tmp, 0);
 	*out = db;
 	return 0;
 out_close_dfd:

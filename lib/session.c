@@ -92,6 +92,39 @@ int session__open_regular(int dirfd, const char *relpath, struct stat *st)
 	return r;
 }
 
+/*
+ * The components of rest made one after another beneath cur/first, which
+ * was just made: each mkdirat resolves first/.../this from cur.
+ */
+static int mkdirs_fresh(int cur, const char *first, const char *rest)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(first);
+
+	if (len >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, first, len);
+	while (*rest) {
+		const char *e = strchrnul(rest, '/');
+		size_t clen = (size_t)(e - rest);
+
+		if (clen > NAME_MAX)
+			return -ENAMETOOLONG;
+		if (clen && !(clen == 1 && rest[0] == '.')) {
+			if (len + 1 + clen >= sizeof(path))
+				return -ENAMETOOLONG;
+			path[len++] = '/';
+			memcpy(path + len, rest, clen);
+			len += clen;
+			path[len] = '\0';
+			if (mkdirat(cur, path, 0700) < 0 && errno != EEXIST)
+				return -errno;
+		}
+		rest = *e ? e + 1 : e;
+	}
+	return 0;
+}
+
 int session__mkdirs(int dirfd, const char *relpath)
 {
 	char comp[NAME_MAX + 1];
@@ -119,8 +152,20 @@ int session__mkdirs(int dirfd, const char *relpath)
 		if (len == 0 || (len == 1 && comp[0] == '.'))
 			continue;
 		/* An existing symlink gives EEXIST here and ELOOP from the open below. */
-		if (mkdirat(cur, comp, 0700) < 0 && errno != EEXIST) {
-			r = -errno;
+		if (mkdirat(cur, comp, 0700) < 0) {
+			if (errno != EEXIST) {
+				r = -errno;
+				goto out_close;
+			}
+		} else {
+			/*
+			 * Made it: the rest of the path is new, beneath a directory of
+			 * our own, so each level is one mkdirat through it rather than
+			 * mkdirat, openat2 and close (a third of the CPU of an import
+			 * with many domains: thousands of new sample directories).
+			 * The caller's openat2 of the file checks the whole path again.
+			 */
+			r = mkdirs_fresh(cur, comp, p);
 			goto out_close;
 		}
 		next = openat2_safe(cur, comp, O_PATH | O_DIRECTORY, 0);

@@ -166,8 +166,13 @@ static void test_mkdirs_mode(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(session__mkdirs(fd, "x/y//z/"), 0);
 	assert_int_equal(session__mkdirs(fd, "x/y/z"), 0); /* again: EEXIST is fine */
-	for (const char *const *d = (const char *const[]){"m/x", "m/x/y", "m/x/y/z", NULL}; *d;
-	     d++) {
+	/* Part there, part new (the new part is made beneath the first new one), with "." */
+	assert_int_equal(session__mkdirs(fd, "x/y/./n1/n2/n3"), 0);
+	assert_int_equal(session__mkdirs(fd, "x/y/n1/n2/n4"), 0);
+	for (const char *const *d =
+		     (const char *const[]){"m/x", "m/x/y", "m/x/y/z", "m/x/y/n1", "m/x/y/n1/n2",
+					   "m/x/y/n1/n2/n3", "m/x/y/n1/n2/n4", NULL};
+	     *d; d++) {
 		path_of(p, sizeof(p), *d);
 		assert_int_equal(stat(p, &st), 0);
 		assert_true(S_ISDIR(st.st_mode));
