@@ -7,7 +7,7 @@ SH_LOG_DRIVER = $(LOG_DRIVER)
 AM_TESTS_ENVIRONMENT += CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT;
 EXTRA_DIST += tests/t/test-lib.sh tests/helper/csvsum.py tests/helper/evdump.py \
 	tests/helper/cmocka-tap.sh tests/helper/evstream.py tests/helper/folded.py tests/helper/pprof.py
-EXTRA_DIST += tests/helper/chromium.py
+EXTRA_DIST += tests/helper/chromium.py tests/helper/gcg-paths.py
 # t1630's screenshots, kept for a person to look at
 CLEANFILES += tests/t/t1630-report-html-*.png
 

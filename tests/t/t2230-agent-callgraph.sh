@@ -50,45 +50,11 @@ test_expect_success 'setup: the guest'"'"'s symbol names' '
 
 test_expect_success 'gcg_leaf'"'"'s paths: through gcg_a 66.7 %, through gcg_b 33.3 % (+-3 points)' '
 	grep -E "(^|;)gcg_leaf( |;)" g.folded | sort -k2,2nr -t" " | head -n 5 &&
-	python3 - g.folded <<-\PY
-	import sys
-	leaf = a = b = 0
-	for line in open(sys.argv[1], errors="replace"):
-	    stack, _, n = line.rstrip("\n").rpartition(" ")
-	    frames = stack.split(";")
-	    if "gcg_leaf" not in frames:
-	        continue
-	    leaf += int(n)
-	    a += int(n) if "gcg_a" in frames else 0
-	    b += int(n) if "gcg_b" in frames else 0
-	    # main calls gcg_a/gcg_b, which call gcg_leaf: root first, in that order.
-	    if "gcg_a" in frames and "gcg_b" in frames:
-	        sys.exit("both paths on one stack: " + line)
-	if leaf < 1000:
-	    sys.exit("only %d samples through gcg_leaf" % leaf)
-	pa, pb = 100.0 * a / leaf, 100.0 * b / leaf
-	print("through gcg_leaf %d: gcg_a %d (%.2f %%), gcg_b %d (%.2f %%), neither %d" %
-	      (leaf, a, pa, b, pb, leaf - a - b))
-	sys.exit(0 if abs(pa - 200.0 / 3) <= 3 and abs(pb - 100.0 / 3) <= 3 else 1)
-	PY
+	python3 "$top_srcdir/tests/helper/gcg-paths.py" shares g.folded
 '
 
 test_expect_success 'the stacks through gcg_leaf go main -> gcg_a|gcg_b -> gcg_leaf' '
-	python3 - g.folded <<-\PY
-	import sys
-	ok = total = 0
-	for line in open(sys.argv[1], errors="replace"):
-	    stack, _, n = line.rstrip("\n").rpartition(" ")
-	    frames = stack.split(";")
-	    if "gcg_leaf" not in frames:
-	        continue
-	    total += int(n)
-	    i = frames.index("gcg_leaf")
-	    if i >= 2 and frames[i - 1] in ("gcg_a", "gcg_b") and frames[i - 2] == "main":
-	        ok += int(n)
-	print("%d of %d samples through gcg_leaf have main;gcg_a|gcg_b;gcg_leaf" % (ok, total))
-	sys.exit(0 if total and ok * 100 >= total * 95 else 1)
-	PY
+	python3 "$top_srcdir/tests/helper/gcg-paths.py" shape g.folded
 '
 
 test_expect_success 'the guest program'"'"'s stacks hold guest frames only' '
