@@ -334,6 +334,19 @@ static void on_file(const struct agentlink_file *f, void *arg)
 		c->err = r;
 }
 
+/*
+ * Frames lost may hold the agent's state (kallsyms, the process scan):
+ * without it its samples cannot be placed. Ask for everything again, once
+ * per incarnation (the new one starts from scratch).
+ */
+static void gagent__lost_state(struct gagent *ga)
+{
+	if (ga->resynced)
+		return;
+	ga->resynced = true;
+	ga->want_resync = true;
+}
+
 static void on_dropped(uint64_t frames, uint64_t records, void *arg)
 {
 	struct cbctx *c = arg;
@@ -343,15 +356,9 @@ static void on_dropped(uint64_t frames, uint64_t records, void *arg)
 
 	if (c->err)
 		return;
-	/*
-	 * Frames dropped from the agent's backlog before anyone read them may
-	 * hold the start of its state (kallsyms, the process scan): without
-	 * them its samples cannot be placed. Ask for everything again, once.
-	 */
-	if (frames > ga->last_dropped_frames && !ga->resynced) {
-		ga->resynced = true;
-		ga->want_resync = true;
-	}
+	/* Dropped from the agent's backlog before anyone read them. */
+	if (frames > ga->last_dropped_frames)
+		gagent__lost_state(ga);
 	/* Cumulative counts of this incarnation: the records carry what is new. */
 	if (frames > ga->last_dropped_frames || records > ga->last_lost_records)
 		r = switch_to(c);
@@ -377,18 +384,14 @@ static void on_gap(const struct agentlink_gap *g, void *arg)
 	if (c->err || g->ongoing)
 		return;
 	/*
-	 * Frames the agent wrote that never arrived may hold its state as well
-	 * (the process scan, kallsyms). Over a Xen channel this is the rule, not
-	 * the exception: the agent cannot see that no host is connected (no
-	 * POLLHUP), QEMU discards what it writes meanwhile, and what its backlog
-	 * no longer holds comes back as a gap in seq. Ask for everything again,
-	 * once per incarnation (the new one starts from scratch).
+	 * Written by the agent, never arrived. Over a Xen channel this is the
+	 * rule, not the exception: the agent cannot see that no host is
+	 * connected (no POLLHUP), QEMU discards what it writes meanwhile, and
+	 * what its backlog no longer holds comes back as a gap in seq. (A new
+	 * incarnation's gap counts the old one's frames.)
 	 */
-	if (g->frames_lost && g->reason != DP_GAP_RESTART && g->reason != DP_GAP_REBOOT &&
-	    !c->ga->resynced) {
-		c->ga->resynced = true;
-		c->ga->want_resync = true;
-	}
+	if (g->frames_lost && g->reason != DP_GAP_RESTART && g->reason != DP_GAP_REBOOT)
+		gagent__lost_state(c->ga);
 	r = dp_emit__agent_gap(c->out, c->ga->domain, g->start_ns,
 			       g->end_ns < g->start_ns ? g->start_ns : g->end_ns, g->frames_lost,
 			       g->reason);
