@@ -1,10 +1,10 @@
 #!/bin/bash
 # THE test command: installs the dependencies, builds in build/, runs every
-# test (`make check`: unit and integration, then `make check-xen`), then builds again in build-san/
-# with AddressSanitizer and UBSan and runs the unit tests there. Prints the
-# log tail of every failing test; the last line is
-# `N passed, N failed, N skipped`, counting individual TAP results of both
-# builds. Exits non-zero if anything failed.
+# test (`make check`: unit and integration, then `make check-xen`), then
+# builds again in build-san/ with AddressSanitizer and UBSan and runs the
+# unit tests there. Prints the log tail of every failing test; the last
+# line is `N passed, N failed, N skipped`, counting individual TAP results
+# of both builds. Exits non-zero if anything failed.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."

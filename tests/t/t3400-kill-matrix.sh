@@ -38,19 +38,16 @@ mono() {
 # in the background; sets $pid. The TCG socket is our own, as a killed
 # recorder leaves its socket behind (the next one removes it). The test
 # hook's variables ($pause_at, $pause_hold) go to the recorder only: the
-# checks' own imports write metadata too and must not be held.
+# checks' own imports write metadata too and must not be held. The hook's
+# flag file (held) is removed first.
 start() {
-	if [ "$1" = record ]; then
-		set -- "$2" "${3:-}" domprof record -a
-	else
-		set -- "$2" "${3:-}" domprofd
-	fi
-	st_dir=$1 st_opts=$2
-	shift 2
+	st_cmd=domprofd
+	[ "$1" = record ] && st_cmd="domprof record -a"
+	rm -f held
 	env ${pause_at:+DOMPROF_TEST_PAUSE_AT=$pause_at DOMPROF_TEST_PAUSE_MS=0} \
 		${pause_hold:+DOMPROF_TEST_PAUSE_HOLD=$pause_hold DOMPROF_TEST_PAUSE_FLAG=$TEST_DIR/held} \
-		"$@" --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" \
-		--session-dir "$st_dir" $st_opts 2>"$st_dir.err" &
+		$st_cmd --no-libvirt --tcg-socket "$TEST_DIR/tcg.sock" \
+		--session-dir "$2" ${3:-} 2>"$2.err" &
 	pid=$!
 }
 pause_at=
@@ -158,7 +155,6 @@ for n in 1 2 3 4 5 6; do
 	kills=$((kills + 1))
 	prog=record
 	[ $((n % 2)) = 0 ] && prog=domprofd
-	rm -f held
 	pause_hold=$n
 	start $prog k$kills
 	wait_for 3000 '[ -s held ]'
@@ -180,7 +176,6 @@ for n in 1 2 3 5 8 13; do
 	kills=$((kills + 1))
 	prog=domprofd
 	[ $((n % 2)) = 0 ] && prog=record
-	rm -f held
 	pause_hold=$((n + 2))
 	start $prog k$kills
 	wait_for 3000 '[ -s held ]'
@@ -196,7 +191,6 @@ done
 # The very first metadata write (meta/session, the marker): a kill there
 # leaves a directory with a temporary file that the next record reuses.
 kills=$((kills + 1))
-rm -f held
 pause_hold=1
 start record k$kills
 wait_for 3000 '[ -s held ]'
