@@ -29,7 +29,8 @@
 #include "record/agents.h"
 #include "record/domains.h"
 
-#define MAX_TRACKED 16384 /* vCPU threads followed at once */
+#define MAX_TRACKED    16384 /* vCPU threads followed at once */
+#define MAX_TASK_NOTES 1024  /* forks, execs and renames noted between two polls */
 /*
  * Xen vCPU states are read this often (doc/xen.md "Waits"): one
  * xc_vcpu_getinfo hypercall per vCPU, a few microseconds each natively.
@@ -102,6 +103,13 @@ struct rdomains {
 	bool stop;
 	struct qevent *qhead, **qtail;
 	int qerr;
+	/*
+	 * Processes the sync stage saw fork, exec or rename since the poller
+	 * last looked (vmm_opts.watch_tasks); full: look at all of them.
+	 */
+	pid_t tasks[MAX_TASK_NOTES];
+	unsigned ntasks;
+	bool tasks_missed;
 	char notice[1024];
 	struct hostsync *hs;
 	const char *procfs;
@@ -689,6 +697,31 @@ static void queue_event(const struct vmm_event *ev, void *arg)
 	pthread_mutex_unlock(&rd->mu);
 }
 
+/* The sync stage's hook (record's thread): noted for the poller. */
+static void task_changed(void *arg, uint32_t pid)
+{
+	struct rdomains *rd = arg;
+
+	pthread_mutex_lock(&rd->mu);
+	if (pid == 0 || rd->ntasks == MAX_TASK_NOTES)
+		rd->tasks_missed = true;
+	else
+		rd->tasks[rd->ntasks++] = (pid_t)pid;
+	pthread_mutex_unlock(&rd->mu);
+}
+
+/* Hand the noted tasks to vmm/ before it polls; called with rd->mu held. */
+static void tell_tasks(struct rdomains *rd)
+{
+	if (rd->tasks_missed)
+		vmm__tasks_missed(rd->vmm);
+	else
+		for (unsigned i = 0; i < rd->ntasks; i++)
+			vmm__task_changed(rd->vmm, rd->tasks[i]);
+	rd->ntasks = 0;
+	rd->tasks_missed = false;
+}
+
 static void *poller_main(void *arg)
 {
 	struct rdomains *rd = arg;
@@ -697,6 +730,7 @@ static void *poller_main(void *arg)
 	while (!rd->stop) {
 		struct timespec until;
 
+		tell_tasks(rd);
 		pthread_mutex_unlock(&rd->mu);
 		vmm__poll(rd->vmm, queue_event, rd);
 		clock_gettime(CLOCK_MONOTONIC, &until);
@@ -835,6 +869,8 @@ int rdomains__new(const struct vmm_opts *opts, char *const *only, unsigned nonly
 		return ret;
 	}
 	hostsync__set_handoff(hs, handoff, rd);
+	if (opts->watch_tasks)
+		hostsync__set_task_hook(hs, task_changed, rd);
 	pthread_mutex_init(&rd->mu, NULL);
 	{
 		pthread_condattr_t ca;
@@ -904,6 +940,9 @@ int rdomains__final_poll(struct rdomains *rd, uint64_t now, struct dp_words *out
 	/* The recording is over: one last look, waiting for libvirt is fine now. */
 	poller_stop(rd);
 	xen_stop(rd);
+	pthread_mutex_lock(&rd->mu);
+	tell_tasks(rd);
+	pthread_mutex_unlock(&rd->mu);
 	if (rd->xreads)
 		message(rd,
 			"Xen vCPU states: read every %llu ms, %llu readings of %.1f vCPUs, %.1f us "
@@ -1020,6 +1059,9 @@ void rdomains__free(struct rdomains *rd)
 		return;
 	poller_stop(rd);
 	xen_stop(rd);
+	pthread_mutex_lock(&rd->mu);
+	tell_tasks(rd);
+	pthread_mutex_unlock(&rd->mu);
 	while (rd->xhead) {
 		struct xreading *x = rd->xhead;
 
@@ -1039,6 +1081,7 @@ void rdomains__free(struct rdomains *rd)
 	pthread_cond_destroy(&rd->cv);
 	pthread_mutex_destroy(&rd->mu);
 	hostsync__set_handoff(rd->hs, NULL, NULL);
+	hostsync__set_task_hook(rd->hs, NULL, NULL);
 	ragents__free(rd->agents);
 	vmm__free(rd->vmm);
 	free(rd->vt);

@@ -385,11 +385,14 @@ int record__open(const struct record_opts *opts, struct record **out, char *errb
 		goto err;
 	if (!opts->no_domains) {
 		const struct collector_event *e0 = collector__event(r->col, 0);
+		struct vmm_opts vo = opts->vmm;
 		/* Agents sample at the host's rate, so their samples weigh the same. */
 		uint32_t freq = e0->spec.period ? (uint32_t)(1000000000ull / e0->spec.period)
 						: e0->spec.freq;
 
-		ret = rdomains__new(&opts->vmm, opts->domains_only, opts->ndomains_only,
+		/* System-wide, the records tell every fork, exec and rename: no /proc rescans. */
+		vo.watch_tasks = opts->col.target == COLLECT_ALL;
+		ret = rdomains__new(&vo, opts->domains_only, opts->ndomains_only,
 				    opts->guest_sampling, freq, ho.callgraph != 0, opts->passive,
 				    opts->npassive, r->hs, &r->rd, errbuf, errlen);
 		if (ret < 0)

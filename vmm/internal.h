@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "domprof/hashmap.h"
 #include "domprof/vmm.h"
 
 /* The most of a command line we look at: QEMU's from libvirt are a few KiB. */
@@ -54,13 +55,35 @@ void vmm_qemu_args__parse(const char *buf, size_t len, struct vmm_qemu_args *out
 int vmm_uuid__parse(const char *s, size_t len, uint8_t out[16]);
 /* Replace what a name must not carry (control bytes, '/'); false when nothing usable is left. */
 bool vmm_name__sanitize(char *s);
+/*
+ * Processes a /proc scan found not to be QEMU, skipped by the next scans
+ * while on: only an exec or a new name makes a process QEMU, and the caller
+ * that turns it on promises to say so for every one it sees
+ * (vmm_notqemu__forget). A process that leaves /proc leaves the set at the
+ * next scan. Zeroed is an empty set, off.
+ */
+struct vmm_notqemu {
+	struct dp_hashmap map; /* of struct vmm_nq_ent, by pid */
+	uint32_t gen;	       /* the scan in progress; entries carry the last that saw them */
+	bool on;
+};
+/* Look at pid again at the next scan. */
+void vmm_notqemu__forget(struct vmm_notqemu *nq, pid_t pid);
+/* Look at every process again at the next scan. */
+void vmm_notqemu__clear(struct vmm_notqemu *nq);
+/* Frees the entries; NULL is fine. */
+void vmm_notqemu__fini(struct vmm_notqemu *nq);
+
 /* Fill c from process pid (a QEMU): name, uuid, accel. -errno when it is gone. */
 int vmm_proc__qemu_cand(const char *procfs, pid_t pid, struct vmm_cand *c);
 /* Whether process pid, started at start, is a domain known already. */
 typedef bool (*vmm_known_fn)(void *arg, pid_t pid, uint64_t start);
-/* QEMU processes under procfs, at most max; known ones get only pid and start. */
-int vmm_proc__scan_qemu(const char *procfs, struct vmm_cand *out, unsigned max, unsigned *n,
-			vmm_known_fn known, void *arg);
+/*
+ * QEMU processes under procfs, at most max; known ones get only pid and
+ * start. nq (NULL: none) remembers the others between scans.
+ */
+int vmm_proc__scan_qemu(const char *procfs, struct vmm_notqemu *nq, struct vmm_cand *out,
+			unsigned max, unsigned *n, vmm_known_fn known, void *arg);
 /* The live QEMU process started with -uuid uuid; 0 if none. */
 pid_t vmm_proc__find_uuid(const char *procfs, const uint8_t uuid[16]);
 /* Whether pid is a VMM; errbuf says why not. 0, -ESRCH or -EINVAL. */

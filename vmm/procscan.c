@@ -382,24 +382,113 @@ static pid_t pid_of_dirent(const char *name)
 	return (pid_t)v;
 }
 
-int vmm_proc__scan_qemu(const char *procfs, struct vmm_cand *out, unsigned max, unsigned *n,
-			vmm_known_fn known, void *arg)
+struct vmm_nq_ent {
+	struct dp_hnode node;
+	pid_t pid;
+	uint32_t gen;
+};
+
+static bool nq_equal(const struct dp_hnode *n, const void *key)
+{
+	return dp_hnode_entry(n, struct vmm_nq_ent, node)->pid == *(const pid_t *)key;
+}
+
+static struct vmm_nq_ent *nq_find(const struct vmm_notqemu *nq, pid_t pid)
+{
+	struct dp_hnode *n = dp_hashmap__find(&nq->map, dp_hash_u64((uint64_t)pid), nq_equal, &pid);
+
+	return n ? dp_hnode_entry(n, struct vmm_nq_ent, node) : NULL;
+}
+
+/* Without memory the process is only looked at again: no error. */
+static void nq_add(struct vmm_notqemu *nq, pid_t pid)
+{
+	struct vmm_nq_ent *e = malloc(sizeof(*e));
+
+	if (!e)
+		return;
+	e->pid = pid;
+	e->gen = nq->gen;
+	if (dp_hashmap__add(&nq->map, &e->node, dp_hash_u64((uint64_t)pid)) < 0)
+		free(e);
+}
+
+/* Drop what this scan did not see (gone processes), or everything. */
+static void nq_sweep(struct vmm_notqemu *nq, bool all)
+{
+	struct dp_hnode *n, *next;
+	size_t bkt;
+
+	dp_hashmap__for_each_safe(&nq->map, bkt, n, next)
+	{
+		struct vmm_nq_ent *e = dp_hnode_entry(n, struct vmm_nq_ent, node);
+
+		if (all || e->gen != nq->gen) {
+			dp_hashmap__del(&nq->map, n);
+			free(e);
+		}
+	}
+}
+
+void vmm_notqemu__forget(struct vmm_notqemu *nq, pid_t pid)
+{
+	struct vmm_nq_ent *e = nq_find(nq, pid);
+
+	if (e) {
+		dp_hashmap__del(&nq->map, &e->node);
+		free(e);
+	}
+}
+
+void vmm_notqemu__clear(struct vmm_notqemu *nq)
+{
+	nq_sweep(nq, true);
+}
+
+void vmm_notqemu__fini(struct vmm_notqemu *nq)
+{
+	if (!nq)
+		return;
+	nq_sweep(nq, true);
+	dp_hashmap__fini(&nq->map);
+}
+
+int vmm_proc__scan_qemu(const char *procfs, struct vmm_notqemu *nq, struct vmm_cand *out,
+			unsigned max, unsigned *n, vmm_known_fn known, void *arg)
 {
 	struct dirent *de;
+	bool whole = true;
 	DIR *d;
 
 	*n = 0;
+	if (nq && !nq->on)
+		nq = NULL;
 	d = opendir(procfs);
 	if (!d)
 		return -errno;
-	while ((de = readdir(d)) && *n < max) {
+	if (nq)
+		nq->gen++;
+	while ((de = readdir(d))) {
 		pid_t pid = pid_of_dirent(de->d_name);
-
 		struct vmm_cand *c = &out[*n];
+		struct vmm_nq_ent *e;
 		char state;
 
-		if (pid <= 0 || !vmm_proc__is_qemu(procfs, pid))
+		if (pid <= 0)
 			continue;
+		if (*n >= max) {
+			whole = false;
+			break;
+		}
+		if (nq && (e = nq_find(nq, pid))) {
+			e->gen = nq->gen;
+			continue;
+		}
+		if (!vmm_proc__is_qemu(procfs, pid)) {
+			if (nq)
+				nq_add(nq, pid);
+			continue;
+		}
 		/* A process we know already: no need to read its command line again. */
 		if (known && vmm_proc__stat(procfs, pid, &state, &c->start) == 0 &&
 		    known(arg, pid, c->start)) {
@@ -411,6 +500,9 @@ int vmm_proc__scan_qemu(const char *procfs, struct vmm_cand *out, unsigned max, 
 			(*n)++;
 	}
 	closedir(d);
+	/* A scan cut short saw only some: the rest stays for the next. */
+	if (nq && whole)
+		nq_sweep(nq, false);
 	return 0;
 }
 

@@ -77,6 +77,8 @@ struct vmm {
 	bool xen_listed; /* this poll's listing worked: a domain left out of it is gone */
 	bool xen_host;	 /* a dom0, listed or not: its device-model QEMUs are no domains */
 	char *cmdline;	 /* scratch: a QEMU's command line (device models) */
+	struct vmm_notqemu notqemu;
+	uint64_t notqemu_ns; /* when the set was last emptied */
 };
 
 static const char *const ev_names[] = {
@@ -271,7 +273,18 @@ void vmm__free(struct vmm *v)
 	free(v->pids);
 	free(v->cands);
 	free(v->scratch);
+	vmm_notqemu__fini(&v->notqemu);
 	free(v);
+}
+
+void vmm__task_changed(struct vmm *v, pid_t pid)
+{
+	vmm_notqemu__forget(&v->notqemu, pid);
+}
+
+void vmm__tasks_missed(struct vmm *v)
+{
+	vmm_notqemu__clear(&v->notqemu);
 }
 
 /* Append s to a one-line message, control bytes blanked. */
@@ -377,6 +390,7 @@ int vmm__new(const struct vmm_opts *opts, struct vmm **out, char *errbuf, size_t
 		return -ENOMEM;
 	snprintf(v->procfs, sizeof(v->procfs), "%s", opts->procfs ? opts->procfs : "/proc");
 	v->next_id = 1;
+	v->notqemu.on = opts->watch_tasks;
 	v->cands = calloc(MAX_CANDS, sizeof(*v->cands));
 	v->scratch = calloc(VMM_MAX_THREADS, sizeof(*v->scratch));
 	v->pids = calloc(opts->nvmm_pids + 1, sizeof(*v->pids));
@@ -747,10 +761,17 @@ static unsigned gather(struct vmm *v)
 	if (v->lv) {
 		if (vmm_lv__list(v->lv, v->cands + n, MAX_CANDS - n, &got) == 0)
 			n += got;
-	} else if (vmm_proc__scan_qemu(v->procfs, v->cands + n, MAX_CANDS - n, &got, known_running,
-				       v) == 0) {
+	} else {
+		uint64_t now = dp_now_ns();
 		unsigned k = n;
 
+		if (now - v->notqemu_ns >= VMM_RESCAN_NS) {
+			vmm_notqemu__clear(&v->notqemu);
+			v->notqemu_ns = now;
+		}
+		if (vmm_proc__scan_qemu(v->procfs, &v->notqemu, v->cands + n, MAX_CANDS - n, &got,
+					known_running, v) < 0)
+			got = 0;
 		for (unsigned i = 0; i < got; i++)
 			if (!v->xen_host || !xen_device_model(v, v->cands[n + i].pid))
 				v->cands[k++] = v->cands[n + i];

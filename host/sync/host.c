@@ -373,6 +373,12 @@ void hostsync__set_handoff(struct hostsync *hs, hostsync_handoff_fn fn, void *ar
 	hs->handoff_arg = arg;
 }
 
+void hostsync__set_task_hook(struct hostsync *hs, hostsync_task_fn fn, void *arg)
+{
+	hs->s.task_fn = fn;
+	hs->s.task_arg = arg;
+}
+
 int hostsync__set_vcpu(struct hostsync *hs, uint32_t tid, int vcpu)
 {
 	return hostsync__set_vcpu_thread(hs, 0, tid, vcpu);

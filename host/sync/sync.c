@@ -427,6 +427,8 @@ static int do_loss(struct sync *s, const struct sync_rec *r, uint32_t type, stru
 		return -EBADMSG;
 	n = ne64_get(r->data + (type == PERF_RECORD_LOST ? 16 : 8));
 	s->st.lost += n;
+	if (type == PERF_RECORD_LOST && s->task_fn)
+		s->task_fn(s->task_arg, 0);
 	if (s->ops->lost) {
 		int ret = s->ops->lost(s, r, out);
 
@@ -434,6 +436,21 @@ static int do_loss(struct sync *s, const struct sync_rec *r, uint32_t type, stru
 			return ret;
 	}
 	return dp_emit__lost(out, r->cpu, n);
+}
+
+/* A new process, an exec or a process's new name: whoever watches tasks hears of it. */
+static void tell_task(struct sync *s, const uint8_t *d, size_t blen, uint32_t type)
+{
+	uint32_t pid, other;
+
+	if (!s->task_fn || blen < 16)
+		return;
+	pid = ne32_get(d + 8);
+	other = ne32_get(d + 12); /* COMM: the tid; FORK: the ppid */
+	if (type == PERF_RECORD_COMM
+		    ? pid == other || (ne16_get(d + 4) & PERF_RECORD_MISC_COMM_EXEC)
+		    : pid != other)
+		s->task_fn(s->task_arg, pid);
 }
 
 static int process(struct sync *s, const struct sync_rec *r, struct dp_words *out)
@@ -455,10 +472,13 @@ static int process(struct sync *s, const struct sync_rec *r, struct dp_words *ou
 	case PERF_RECORD_MMAP2:
 		return sync_tasks__mmap(&s->tasks, d, blen, type == PERF_RECORD_MMAP2, out);
 	case PERF_RECORD_COMM:
-		return sync_tasks__comm(&s->tasks, d, blen, out);
 	case PERF_RECORD_FORK:
+		tell_task(s, d, blen, type);
+		return type == PERF_RECORD_COMM
+			       ? sync_tasks__comm(&s->tasks, d, blen, out)
+			       : sync_tasks__fork_exit(&s->tasks, d, blen, true);
 	case PERF_RECORD_EXIT:
-		return sync_tasks__fork_exit(&s->tasks, d, blen, type == PERF_RECORD_FORK);
+		return sync_tasks__fork_exit(&s->tasks, d, blen, false);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
 	case PERF_RECORD_THROTTLE:

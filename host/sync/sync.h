@@ -55,6 +55,9 @@ struct sync {
 	struct sync_stats st;
 	unsigned ncpus;
 	int64_t time_offset; /* each record's time is moved by this onto the host's clock */
+	/* Told a process that forked, exec'd or renamed itself; 0: records lost. NULL: no one. */
+	void (*task_fn)(void *arg, uint32_t pid);
+	void *task_arg;
 };
 
 /*

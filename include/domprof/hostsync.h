@@ -97,6 +97,15 @@ typedef int (*hostsync_handoff_fn)(void *arg, const struct sync_guest_sample *s)
  * one) before they go to the generic classes or a passive image.
  */
 void hostsync__set_handoff(struct hostsync *hs, hostsync_handoff_fn fn, void *arg);
+
+/*
+ * fn (NULL: no one) is told, in record order, the pid of every process that
+ * forks off, execs or renames its main thread, and pid 0 when the kernel
+ * lost records (some of those may be among them). It runs inside
+ * hostsync__flush; it must not call back into hs.
+ */
+typedef void (*hostsync_task_fn)(void *arg, uint32_t pid);
+void hostsync__set_task_hook(struct hostsync *hs, hostsync_task_fn fn, void *arg);
 /*
  * Host thread tid runs vCPU vcpu of its domain (-1: no longer): the vCPU
  * of a KVM guest-mode sample. A TCG plugin's samples carry their own.

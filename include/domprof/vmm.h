@@ -96,6 +96,14 @@ struct vmm_opts {
 	/* Tests: this listing instead of libxl's, as on a dom0; NULL: libxl's on a dom0. */
 	vmm_xen_list_fn xen_list;
 	void *xen_arg;
+	/*
+	 * The caller sees every fork, exec and name change of the host's
+	 * processes (a recorder's COMM and FORK records) and tells each with
+	 * vmm__task_changed(), and vmm__tasks_missed() when it may have missed
+	 * some: the /proc scan then reads a process that is not QEMU once, not
+	 * at every poll, and every process again each VMM_RESCAN_NS.
+	 */
+	bool watch_tasks;
 };
 
 enum vmm_event_type {
@@ -131,6 +139,11 @@ const char *vmm__notice(const struct vmm *v);
  * Cheap enough to call every 100-500 ms. Calls cb for each change.
  */
 int vmm__poll(struct vmm *v, vmm_event_cb cb, void *arg);
+/* With vmm_opts.watch_tasks: look at process pid again at the next poll. */
+void vmm__task_changed(struct vmm *v, pid_t pid);
+/* With vmm_opts.watch_tasks: look at every process again at the next poll. */
+void vmm__tasks_missed(struct vmm *v);
+#define VMM_RESCAN_NS (10ull * 1000000000ull)
 /*
  * The domain whose VMM process is tgid, or NULL. A stopped or vanished
  * domain stays known (running = false) for VMM_STOPPED_GRACE_NS after it

@@ -307,6 +307,54 @@ static void test_exit_drops_process(void **state)
 	assert_int_equal(hostsync__stats(f->hs)->no_task, 1);
 }
 
+struct task_log {
+	uint32_t pid[16];
+	unsigned n;
+};
+
+static void log_task(void *arg, uint32_t pid)
+{
+	struct task_log *l = arg;
+
+	if (l->n < 16)
+		l->pid[l->n++] = pid;
+}
+
+/*
+ * The task hook hears, in time order, of new processes, execs and main-thread
+ * renames, and of lost records; not of new threads, other threads' names or exits.
+ */
+static void test_task_hook(void **state)
+{
+	static const uint32_t want[] = {31, 31, 32, 33, 0};
+	struct task_log l = {.n = 0};
+	struct fx *f = *state;
+	struct tperf_rec r;
+
+	hostsync__set_task_hook(f->hs, log_task, &l);
+	q_task(f, 1, PERF_RECORD_FORK, 31, 30, 31, 30, 1);  /* a new process */
+	q_task(f, 0, PERF_RECORD_FORK, 31, 31, 34, 31, 2);  /* a new thread of it */
+	q_comm(f, 0, 31, 34, "worker", false, 3);	    /* that thread's name */
+	q_comm(f, 1, 31, 31, "qemu-system-x86", true, 4); /* its exec */
+	q_comm(f, 0, 32, 32, "renamed", false, 5);	    /* a process renames itself */
+	q_comm(f, 0, 33, 35, "sh", true, 6);		    /* a thread's exec: the process's */
+	q_task(f, 0, PERF_RECORD_EXIT, 31, 31, 31, 31, 7);
+	tperf__begin(&r, PERF_RECORD_LOST, 0);
+	tperf__put64(&r, ID0);
+	tperf__put64(&r, 2);
+	tperf__trailer(&r, 0, 0, 8, 1);
+	tperf__finish(&r);
+	q(f, 1, &r);
+	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
+	assert_int_equal(l.n, sizeof(want) / sizeof(want[0]));
+	for (unsigned i = 0; i < l.n; i++)
+		assert_int_equal(l.pid[i], want[i]);
+	hostsync__set_task_hook(f->hs, NULL, NULL);
+	q_task(f, 1, PERF_RECORD_FORK, 36, 30, 36, 30, 9);
+	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
+	assert_int_equal(l.n, sizeof(want) / sizeof(want[0]));
+}
+
 static void test_time_order_across_cpus(void **state)
 {
 	struct fx *f = *state;
@@ -1258,6 +1306,7 @@ int main(void)
 		T(test_anon_vdso_and_unknown),
 		T(test_fork_copies_maps_exec_clears),
 		T(test_exit_drops_process),
+		T(test_task_hook),
 		T(test_time_order_across_cpus),
 		T(test_time_once_per_ms),
 		T(test_kernel_and_modules),

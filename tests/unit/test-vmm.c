@@ -331,6 +331,86 @@ static void test_grace_period(void **state)
 	vmm__free(v);
 }
 
+/* Exec a fake process into another binary: its exe link and comm change. */
+static void exec_as(int pid, const char *exe, const char *comm)
+{
+	char path[512], buf[64];
+	int n;
+
+	snprintf(path, sizeof(path), "%s/%d/exe", root, pid);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink(exe, path), 0);
+	snprintf(path, sizeof(path), "%s/%d/comm", root, pid);
+	n = snprintf(buf, sizeof(buf), "%.15s\n", comm);
+	put(path, buf, (size_t)n);
+}
+
+/*
+ * With watch_tasks, a process found not to be QEMU is not read again until
+ * the caller says it changed (or missed changes); without, every poll reads
+ * it. The former is what a system-wide recording does (its COMM and FORK
+ * records say what changed), the latter is the behaviour everything else keeps.
+ */
+static void test_watch_tasks(void **state)
+{
+	static const struct fake_thread sh_t[] = {{600, "sh"}, {601, "CPU 0/KVM"}};
+	static const char cmd[] = "qemu-system-x86_64\0-name\0late\0";
+	struct evlog *l = *state;
+	char err[256], path[512];
+	struct vmm *v, *w;
+
+	mkproc(600, 6000, "/bin/sh", cmd, sizeof(cmd) - 1, sh_t, 2);
+	mkproc(700, 7000, "/bin/sh", cmd, sizeof(cmd) - 1, sh_t, 1);
+	{
+		struct vmm_opts on = {.no_libvirt = true, .procfs = root, .watch_tasks = true};
+		struct vmm_opts off = {.no_libvirt = true, .procfs = root};
+
+		assert_int_equal(vmm__new(&on, &v, err, sizeof(err)), 0);
+		assert_int_equal(vmm__new(&off, &w, err, sizeof(err)), 0);
+	}
+	assert_int_equal(vmm__poll(v, log_event, l), 0);
+	assert_int_equal(vmm__poll(w, NULL, NULL), 0);
+	assert_int_equal(vmm__ndomains(v) + vmm__ndomains(w), 0);
+
+	/* Unannounced execs: only the vmm that does not watch tasks sees them. */
+	exec_as(600, "/usr/bin/qemu-system-x86_64", "qemu-system-x86");
+	exec_as(700, "/usr/bin/qemu-system-x86_64", "qemu-system-x86");
+	assert_int_equal(vmm__poll(v, log_event, l), 0);
+	assert_int_equal(vmm__poll(w, NULL, NULL), 0);
+	assert_int_equal(vmm__ndomains(v), 0);
+	assert_int_equal(vmm__ndomains(w), 2);
+
+	/* Told of one: that one is found, with its threads. */
+	vmm__task_changed(v, 600);
+	vmm__task_changed(v, 12345); /* not a process it knows: nothing happens */
+	assert_int_equal(vmm__poll(v, log_event, l), 0);
+	assert_int_equal(vmm__ndomains(v), 1);
+	assert_int_equal(l->n, 1);
+	assert_int_equal(l->ev[0].type, VMM_EV_STARTED);
+	assert_int_equal(l->ev[0].dom.pid, 600);
+	assert_string_equal(l->ev[0].dom.name, "late");
+	assert_int_equal(vmm__domain_of(v, 600)->nthreads, 2);
+
+	/* Records lost: everything is read again. */
+	vmm__tasks_missed(v);
+	assert_int_equal(vmm__poll(v, log_event, l), 0);
+	assert_int_equal(vmm__ndomains(v), 2);
+	assert_int_equal(l->ev[1].dom.pid, 700);
+
+	/* A process gone from /proc leaves the set: its pid, reused, is read anew. */
+	mkproc(800, 8000, "/bin/sh", cmd, sizeof(cmd) - 1, sh_t, 1);
+	assert_int_equal(vmm__poll(v, log_event, l), 0);
+	snprintf(path, sizeof(path), "%s/800", root);
+	rm_rf(path);
+	assert_int_equal(vmm__poll(v, log_event, l), 0);
+	mkproc(800, 8001, "/usr/bin/qemu-system-x86_64", cmd, sizeof(cmd) - 1, sh_t, 1);
+	assert_int_equal(vmm__poll(v, log_event, l), 0);
+	assert_true(find_ev(l, VMM_EV_STARTED, 800) >= 0);
+	assert_int_equal(vmm__ndomains(v), 3);
+	vmm__free(v);
+	vmm__free(w);
+}
+
 static void test_qemu_args(void **state)
 {
 	static const struct {
@@ -781,6 +861,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_proc_discovery, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_grace_period, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_watch_tasks, setup_root, teardown_root),
 		cmocka_unit_test(test_qemu_args),
 		cmocka_unit_test(test_thread_roles),
 		cmocka_unit_test_setup_teardown(test_vmm_pid_parse, setup_root, teardown_root),
