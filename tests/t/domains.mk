@@ -4,7 +4,8 @@ DOMAIN_TESTS = \
 	tests/t/t2110-vcpu-wait.sh \
 	tests/t/t2120-kvm-mini.sh \
 	tests/t/t2130-domain-lifecycle.sh \
-	tests/t/t2140-domain-bad-input.sh
+	tests/t/t2140-domain-bad-input.sh \
+	tests/t/t2150-domain-exec.sh
 TESTS += $(DOMAIN_TESTS)
 EXTRA_DIST += $(DOMAIN_TESTS) tests/t/lib-domains.sh tests/helper/odb.py tests/helper/stream-records.py
 
