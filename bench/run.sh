@@ -220,6 +220,7 @@ fi
 rm -f real.data
 
 # ---- (c) collection
+perf_extra=() # more perf record options for the reference (its samples: cpu-clock's)
 # cpu_per_sample ID NAME SECONDS FREQ TARGET [RECORD OPTIONS]: domprof record
 # -a and perf record -a, each over SECONDS with 2 busy threads.
 cpu_per_sample() {
@@ -227,28 +228,37 @@ cpu_per_sample() {
 	shift 5
 	# One collector per host: wait for another one (a test run beside the
 	# bench) to end, for up to two minutes.
-	local try
+	# Wait for the busy threads only: the fake VMMs run on for both sides.
+	local try bpid
 	for try in $(seq 24); do
 		"$busy" "$s" 2 &
+		bpid=$!
 		$measure "dp-$id.t" "$domprof" record -a -F "$f" --duration "$s" \
 			--session-dir "rec-$id" "$@" 2>"rec-$id.err"
-		wait
+		wait $bpid
 		grep -q 'another collector is running' "rec-$id.err" || break
 		rm -rf "rec-$id"
 		sleep 5
 	done
 	"$busy" "$s" 2 &
+	bpid=$!
 	$measure "perf-$id.t" perf record -q --no-buildid -a -e cpu-clock -F "$f" \
-		-o "rec-$id.data" -- sleep "$s" 2>/dev/null
-	wait
+		"${perf_extra[@]}" -o "rec-$id.data" -- sleep "$s" 2>/dev/null
+	wait $bpid
 	local dn pn
 	dn=$(samples_of "rec-$id")
-	pn=$(perf_samples "rec-$id.data")
+	if [ ${#perf_extra[@]} = 0 ]; then
+		pn=$(perf_samples "rec-$id.data")
+	else
+		pn=$(perf script -F event -i "rec-$id.data" 2>/dev/null | grep -c '^ *cpu-clock')
+	fi
 	if [ "${dn:-0}" -gt 0 ] && [ "${pn:-0}" -gt 0 ]; then
 		local dus pus
 		dus=$(calc %.3f "$(field 2 "dp-$id.t") / $dn * 1e6")
 		pus=$(calc %.3f "$(field 2 "perf-$id.t") / $pn * 1e6")
-		row "$id" "$name" "$dus us ($dn)" "perf $pus us ($pn)" \
+		local nd
+		nd=$(find "rec-$id/domains" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l)
+		row "$id" "$name" "$dus us ($dn$([ "$nd" = 0 ] || echo ", $nd domains"))" "perf $pus us ($pn)" \
 			"$(calc %.2f "$dus / ($pus > 0 ? $pus : 1e-9)")" "$target"
 	else
 		row "$id" "$name" "no samples (domprof ${dn:-?}, perf ${pn:-?}): $(head -n 1 "rec-$id.err" | cut -c1-40)" - - -
@@ -265,13 +275,21 @@ elif have_perf; then
 	cpu_per_sample rec-20k "    ${secs} s at 20 kHz" "$secs" 20000 "<= 1"
 	cp "$top_builddir/bench/fake-vmm" qemu-system-x86_64
 	for i in $(seq 0 63); do
-		./qemu-system-x86_64 $((secs * 2 + 30)) 4 -name "guest=fake$i" \
+		./qemu-system-x86_64 $((secs * 8 + 60)) 4 -name "guest=fake$i" \
 			-uuid "$(printf '5eed0000-0000-0000-0000-%012d' "$i")" &
 		fakes+=($!)
 	done
 	sleep 1
 	cpu_per_sample rec-vmm64 "    ${secs} s at 4 kHz, 64 fake VMMs x 4 vCPUs" "$secs" 4000 "<= 1" \
 		--no-libvirt
+	# The same, perf given the scheduler tracepoints domprof follows for the
+	# vCPUs' waits (every switch, and the wakeups perf cannot filter to the
+	# vCPU threads as domprof does): the same kind of work on both sides.
+	perf_extra=(-e sched:sched_switch -e sched:sched_wakeup -e sched:sched_waking
+		-e sched:sched_migrate_task -e sched:sched_process_exit)
+	cpu_per_sample rec-vmm64-tp "    the same, perf with the scheduler tracepoints too" \
+		"$secs" 4000 "<= 1" --no-libvirt
+	perf_extra=()
 	for p in "${fakes[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	fakes=()
