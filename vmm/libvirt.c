@@ -190,6 +190,12 @@ int vmm_lv__parse_qmp_cpus(const char *json, pid_t *tids, int *vcpus, unsigned m
 
 #define LV_QUEUE_MAX 4096
 #define LV_CACHE_MAX VMM_MAX_DOMAINS
+/*
+ * Domains start and stop with a lifecycle event: the listing (an RPC to
+ * libvirtd, a fifth of an idle system-wide recording's CPU when made every
+ * poll) is made again on one, and every LV_RELIST_NS in case one was missed.
+ */
+#define LV_RELIST_NS (5ull * 1000000000ull)
 
 struct lv_queue {
 	pthread_mutex_t lock;
@@ -197,6 +203,7 @@ struct lv_queue {
 	unsigned head, n;
 	unsigned refs;
 	bool overflow;
+	bool changed; /* a lifecycle event came since the last listing */
 };
 
 /* What we learnt of one running libvirt domain, kept while its libvirt id stays. */
@@ -218,6 +225,10 @@ struct vmm_lv {
 	struct lv_cache *cache;
 	unsigned ncache;
 	uint64_t retry_ns;
+	/* The last listing, reused until an event or LV_RELIST_NS (list_ns 0: none). */
+	struct vmm_cand *last;
+	unsigned nlast;
+	uint64_t list_ns;
 };
 
 static pthread_once_t loop_once = PTHREAD_ONCE_INIT;
@@ -280,10 +291,18 @@ static void queue_push(struct lv_queue *q, enum vmm_lv_ev_type type, virDomainPt
 	pthread_mutex_unlock(&q->lock);
 }
 
+static void queue_changed(struct lv_queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->changed = true;
+	pthread_mutex_unlock(&q->lock);
+}
+
 static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
 {
 	(void)conn;
 	(void)detail;
+	queue_changed(opaque);
 	if (event == VIR_DOMAIN_EVENT_STARTED)
 		queue_push(opaque, VMM_LV_STARTED, dom);
 	else if (event == VIR_DOMAIN_EVENT_STOPPED)
@@ -294,6 +313,7 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
 static void on_reboot(virConnectPtr conn, virDomainPtr dom, void *opaque)
 {
 	(void)conn;
+	queue_changed(opaque);
 	queue_push(opaque, VMM_LV_REBOOTED, dom);
 }
 
@@ -359,6 +379,7 @@ static void lv_disconnect(struct vmm_lv *lv)
 		virConnectDomainEventDeregisterAny(lv->conn, lv->cb_reboot);
 	virConnectClose(lv->conn);
 	lv->conn = NULL;
+	lv->list_ns = 0; /* events may have been missed meanwhile */
 }
 
 int vmm_lv__open(const char *uri, const char *procfs, struct vmm_lv **out, char *errbuf,
@@ -378,7 +399,9 @@ int vmm_lv__open(const char *uri, const char *procfs, struct vmm_lv **out, char 
 		return -ENOMEM;
 	lv->cache = calloc(LV_CACHE_MAX, sizeof(*lv->cache));
 	lv->q = calloc(1, sizeof(*lv->q));
-	if (!lv->cache || !lv->q) {
+	lv->last = calloc(LV_CACHE_MAX, sizeof(*lv->last));
+	if (!lv->cache || !lv->q || !lv->last) {
+		free(lv->last);
 		free(lv->cache);
 		free(lv->q);
 		free(lv);
@@ -404,6 +427,7 @@ void vmm_lv__close(struct vmm_lv *lv)
 	lv_disconnect(lv);
 	queue_unref(lv->q);
 	free(lv->cache);
+	free(lv->last);
 	free(lv);
 }
 
@@ -549,8 +573,27 @@ static int lv_cand(struct vmm_lv *lv, virDomainPtr dom, struct vmm_cand *c, stru
 	return 0;
 }
 
+/* The last listing again, when nothing can have changed since. */
+static bool list_again(struct vmm_lv *lv, struct vmm_cand *out, unsigned max, unsigned *n)
+{
+	uint64_t now = dp_now_ns();
+	bool changed;
+
+	pthread_mutex_lock(&lv->q->lock);
+	changed = lv->q->changed || lv->q->overflow;
+	lv->q->changed = false;
+	pthread_mutex_unlock(&lv->q->lock);
+	if (changed || !lv->list_ns || lv->cb_life < 0 || lv->nlast > max ||
+	    now - lv->list_ns >= LV_RELIST_NS)
+		return false;
+	memcpy(out, lv->last, lv->nlast * sizeof(*out));
+	*n = lv->nlast;
+	return true;
+}
+
 int vmm_lv__list(struct vmm_lv *lv, struct vmm_cand *out, unsigned max, unsigned *n)
 {
+	uint64_t now = dp_now_ns();
 	struct lv_cache *nc;
 	virDomainPtr *doms = NULL;
 	unsigned nnc = 0;
@@ -560,6 +603,9 @@ int vmm_lv__list(struct vmm_lv *lv, struct vmm_cand *out, unsigned max, unsigned
 	lv_reconnect(lv);
 	if (!lv->conn)
 		return -ENOTCONN;
+	if (list_again(lv, out, max, n))
+		return 0;
+	lv->list_ns = 0;
 	nd = virConnectListAllDomains(lv->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
 	if (nd < 0)
 		return -EIO;
@@ -583,6 +629,12 @@ int vmm_lv__list(struct vmm_lv *lv, struct vmm_cand *out, unsigned max, unsigned
 	free(lv->cache);
 	lv->cache = nc;
 	lv->ncache = nnc;
+	/* A domain skipped (gone meanwhile, or over max) is looked for again next time. */
+	if (nnc == (unsigned)nd) {
+		memcpy(lv->last, out, nnc * sizeof(*out));
+		lv->nlast = nnc;
+		lv->list_ns = now;
+	}
 	return 0;
 }
 
