@@ -34,6 +34,7 @@ struct tcgclient {
 	int fd;
 	uint32_t pid;
 	bool running;	   /* hello answered, ring sent */
+	bool sock_ready;   /* epoll says its socket has something (data, EOF): look */
 	uint64_t deadline; /* for the hello */
 	uint8_t *map;
 	size_t size;
@@ -468,9 +469,25 @@ static int client__check_socket(struct tcgclient *c)
 int tcgserver__poll(struct tcgserver *srv, uint64_t now_ns, const struct tcgserver_ops *ops,
 		    void *arg)
 {
-	int delivered = 0;
+	struct epoll_event evs[64];
+	bool listen_ready = false;
+	int delivered = 0, nev;
 
-	accept_all(srv, now_ns);
+	/*
+	 * One system call tells which sockets need a look: a connection to
+	 * accept, a plugin's EOF or stray bytes. The rings are read whatever
+	 * it says; a socket it left out this time (more than 64 ready) stays
+	 * ready for the next.
+	 */
+	nev = epoll_wait(srv->epfd, evs, (int)(sizeof(evs) / sizeof(evs[0])), 0);
+	for (int k = 0; k < nev; k++) {
+		if (evs[k].data.ptr)
+			((struct tcgclient *)evs[k].data.ptr)->sock_ready = true;
+		else
+			listen_ready = true;
+	}
+	if (listen_ready)
+		accept_all(srv, now_ns);
 	for (uint32_t i = 0; i < srv->nclients;) {
 		struct tcgclient *c = srv->clients[i];
 		int err;
@@ -492,7 +509,8 @@ int tcgserver__poll(struct tcgserver *srv, uint64_t now_ns, const struct tcgserv
 			notify(ops, arg, c->pid, TCGSERVER_CONNECTED);
 		}
 		/* The socket first: what a plugin wrote before it went is still drained. */
-		err = client__check_socket(c);
+		err = c->sock_ready ? client__check_socket(c) : 0;
+		c->sock_ready = false;
 		if (client__drain(srv, c, now_ns, ops, arg, &delivered) < 0) {
 			srv->st.cut_off++;
 			report_drops(srv, c, ops, arg);
