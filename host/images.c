@@ -86,6 +86,14 @@ static struct hs_image *images__lookup(struct hs_images *t, uint8_t kind, const 
 	}
 	if (t->n >= UINT32_MAX - 1)
 		return NULL;
+	if (t->max && t->n >= t->max && (kind == DP_IMAGE_FILE || kind == DP_IMAGE_ANON)) {
+		t->refused++;
+		img = images__lookup(t, DP_IMAGE_UNKNOWN, "[unknown]", 9, 0, 0, 0, created);
+		if (img)
+			img->bid_done = true;
+		*created = false; /* not what was asked for: the caller must not fill it in */
+		return img;
+	}
 	if (dp_ensure(t->v, t->cap, t->n + 1) < 0)
 		return NULL;
 	img = calloc(1, sizeof(*img));

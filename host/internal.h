@@ -26,6 +26,17 @@
 #define HS_TASKS_MAX   65536 /* threads read per process by the /proc scan */
 #define HS_COMM_LEN    16
 #define HS_DOMAINS_MAX 65536 /* VMM processes mapped to domains */
+/*
+ * A guest (foreign) instance's tables, which its agent fills for as long as
+ * the session lasts: processes held at once (a guest's default pid_max is
+ * 32768 or 4M; thousands run at once), executable maps of all of them
+ * together (shared ones counted once per holder), FILE and ANON images.
+ * About 40 + 7 + 13 MB at most; past them a record is refused and counted
+ * (sync_stats.tables_full, and bad_records), a new image maps to [unknown].
+ */
+#define HS_GUEST_PROCS_MAX  65536
+#define HS_GUEST_MAPS_MAX   (1u << 20)
+#define HS_GUEST_IMAGES_MAX 65536
 
 struct hs_image {
 	uint32_t id;
@@ -55,6 +66,8 @@ struct hs_images {
 	 */
 	uint64_t id_base;
 	bool foreign;
+	size_t max;	  /* FILE and ANON images at most (0: no bound); then [unknown] */
+	uint64_t refused; /* images not made for want of room */
 };
 
 void images__init(struct hs_images *t);
@@ -105,16 +118,23 @@ struct hs_proc {
 	struct hs_mapv *mapv;
 	size_t last;	      /* index of the last map hit */
 	struct dp_hnode node; /* in hs_procs, by tgid */
+	struct hs_procs *owner;
 };
 
 struct hs_procs {
 	struct dp_hashmap map;
+	size_t max, max_maps; /* processes, and maps of them all (0: no bound) */
+	size_t maps;	      /* maps held, a shared one once per holder */
+	uint64_t refused;     /* processes and maps not made for want of room */
 };
 
 int procs__init(struct hs_procs *p);
 void procs__fini(struct hs_procs *p);
 struct hs_proc *procs__find(struct hs_procs *p, uint32_t tgid);
-struct hs_proc *procs__get(struct hs_procs *p, uint32_t tgid); /* find or create; NULL on ENOMEM */
+/* Find or create; NULL on ENOMEM, or when p holds max processes (refused counted). */
+struct hs_proc *procs__get(struct hs_procs *p, uint32_t tgid);
+/* Why procs__get() returned NULL: -EBADMSG when the table is full, else -ENOMEM. */
+int procs__get_err(const struct hs_procs *p);
 void procs__drop(struct hs_procs *p, uint32_t tgid);
 void proc__clear_maps(struct hs_proc *proc);
 /* dst shares src's maps, copy-on-write (FORK). */

@@ -44,6 +44,7 @@ static void mapv_free(struct hs_mapv *v)
 
 static void mapv_put(struct hs_proc *proc)
 {
+	proc->owner->maps -= proc->nmaps;
 	if (proc->mapv && !--proc->mapv->refs)
 		mapv_free(proc->mapv);
 	proc->mapv = NULL;
@@ -125,15 +126,25 @@ struct hs_proc *procs__get(struct hs_procs *p, uint32_t tgid)
 
 	if (proc)
 		return proc;
+	if (p->max && dp_hashmap__count(&p->map) >= p->max) {
+		p->refused++;
+		return NULL;
+	}
 	proc = calloc(1, sizeof(*proc));
 	if (!proc)
 		return NULL;
 	proc->tgid = tgid;
+	proc->owner = p;
 	if (dp_hashmap__add(&p->map, &proc->node, dp_hash_u64(tgid)) < 0) {
 		free(proc);
 		return NULL;
 	}
 	return proc;
+}
+
+int procs__get_err(const struct hs_procs *p)
+{
+	return p->max && dp_hashmap__count(&p->map) >= p->max ? -EBADMSG : -ENOMEM;
 }
 
 void procs__drop(struct hs_procs *p, uint32_t tgid)
@@ -154,6 +165,7 @@ void proc__clear_maps(struct hs_proc *proc)
 	}
 	if (proc->mapv)
 		proc->mapv->gen = maps_gen_next();
+	proc->owner->maps -= proc->nmaps;
 	proc->nmaps = 0;
 	proc->last = 0;
 }
@@ -165,10 +177,15 @@ int proc__copy_maps(struct hs_proc *dst, const struct hs_proc *src)
 	mapv_put(dst);
 	if (!src->mapv)
 		return 0;
+	if (dst->owner->max_maps && dst->owner->maps + src->nmaps > dst->owner->max_maps) {
+		dst->owner->refused++;
+		return -E2BIG;
+	}
 	src->mapv->refs++;
 	dst->mapv = src->mapv;
 	dst->maps = src->maps;
 	dst->nmaps = src->nmaps;
+	dst->owner->maps += dst->nmaps;
 	return 0;
 }
 
@@ -244,8 +261,14 @@ int proc__add_map(struct hs_proc *proc, uint64_t start, uint64_t end, uint64_t p
 	need = proc->nmaps - (j - i) + 1 + has_left + has_right;
 	if (need > HS_MAPS_MAX)
 		return -E2BIG;
+	if (proc->owner->max_maps && need > proc->nmaps &&
+	    proc->owner->maps + (need - proc->nmaps) > proc->owner->max_maps) {
+		proc->owner->refused++;
+		return -E2BIG;
+	}
 	if (mapv_own(proc, need) < 0)
 		return -ENOMEM;
+	proc->owner->maps = proc->owner->maps - proc->nmaps + need;
 	memmove(proc->maps + i + 1 + has_left + has_right, proc->maps + j,
 		(proc->nmaps - j) * sizeof(*proc->maps));
 	if (has_left)

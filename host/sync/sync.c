@@ -503,6 +503,7 @@ int sync__flush(struct sync *s, uint64_t horizon, struct dp_words *out)
 		if (ret < 0)
 			break;
 	}
+	s->st.tables_full = s->tasks.procs.refused + s->tasks.images.refused;
 	if (!ret && s->ops->flushed)
 		ret = s->ops->flushed(s, horizon, out);
 	if (!ret)

@@ -17,6 +17,8 @@
 int sync_tasks__init(struct sync_tasks *t, uint64_t id_base, bool foreign, sync_comm_fn comm,
 		     void *comm_arg)
 {
+	int r;
+
 	memset(t, 0, sizeof(*t));
 	t->procfs = "/proc";
 	t->comm = comm;
@@ -24,7 +26,14 @@ int sync_tasks__init(struct sync_tasks *t, uint64_t id_base, bool foreign, sync_
 	images__init(&t->images);
 	t->images.id_base = id_base;
 	t->images.foreign = foreign;
-	return procs__init(&t->procs);
+	r = procs__init(&t->procs);
+	/* A guest's agent fills these for the whole session: bounded (host/internal.h). */
+	if (foreign) {
+		t->images.max = HS_GUEST_IMAGES_MAX;
+		t->procs.max = HS_GUEST_PROCS_MAX;
+		t->procs.max_maps = HS_GUEST_MAPS_MAX;
+	}
+	return r;
 }
 
 void sync_tasks__fini(struct sync_tasks *t)
@@ -111,7 +120,7 @@ int sync_tasks__mmap(struct sync_tasks *t, const uint8_t *d, size_t blen, bool t
 	if (!proc)
 		proc = procs__get(&t->procs, pid);
 	if (!proc)
-		return -ENOMEM;
+		return procs__get_err(&t->procs);
 	proc->known = true;
 	if (is_file_name(name, nlen))
 		img = images__file(&t->images, name, nlen, dev, ino, bid, bid_len);
@@ -147,7 +156,7 @@ int sync_tasks__comm(struct sync_tasks *t, const uint8_t *d, size_t blen, struct
 		/* A new address space: the old maps and main binary are gone. */
 		proc = proc ? proc : procs__get(&t->procs, pid);
 		if (!proc)
-			return -ENOMEM;
+			return procs__get_err(&t->procs);
 		proc__clear_maps(proc);
 		proc->app = NULL;
 		proc->known = true;
@@ -183,7 +192,7 @@ int sync_tasks__fork_exit(struct sync_tasks *t, const uint8_t *d, size_t blen, b
 	parent = procs__find(&t->procs, ppid);
 	child = procs__get(&t->procs, pid);
 	if (!child)
-		return -ENOMEM;
+		return procs__get_err(&t->procs);
 	/* No user space: assisted attribution looks past them (doc/assisted.md). */
 	if (t->kthreadd && (ppid == 2 || pid == 2)) {
 		proc__clear_maps(child);
@@ -204,7 +213,7 @@ int sync_tasks__fork_exit(struct sync_tasks *t, const uint8_t *d, size_t blen, b
 	}
 	r = proc__copy_maps(child, parent);
 	if (r < 0)
-		return r;
+		return r == -E2BIG ? -EBADMSG : r; /* the guest's maps are at their bound */
 	memcpy(child->comm, parent->comm, sizeof(child->comm));
 	child->app = parent->app;
 	child->known = true;

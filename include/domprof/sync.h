@@ -59,6 +59,8 @@ struct sync_stats {
 	uint64_t sched_records;	  /* host: scheduler/irq tracepoint records read */
 	uint64_t sched_unknown; /* host: vCPU slices closed as unknown: records lost on their CPU */
 	uint64_t sched_bad;	/* host: tracepoint records too short or naming no CPU of ours */
+	/* guest: processes, maps and images not made: its tables were full (host/internal.h) */
+	uint64_t tables_full;
 };
 
 /*

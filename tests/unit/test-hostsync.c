@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <malloc.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -621,6 +623,75 @@ static void test_guest_instance(void **state)
  * wait in its queue for the whole session. What is more than 10 s past the
  * last horizon, or past 2^18 waiting records, is dropped and counted.
  */
+/* n new processes from pid on, each with COMM and 16 executable maps of files of its own. */
+static void guest_mmap_flood(struct fx *f, struct guestsync *g, uint32_t pid, uint32_t n)
+{
+	const uint64_t h = 1000000000ull;
+	struct tperf_rec r;
+	char name[64];
+
+	for (uint32_t k = 0; k < n; k++, pid++) {
+		tperf__comm(&r, pid, pid, "p", false, h + k);
+		assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+		for (int i = 0; i < 16; i++) {
+			int len = snprintf(name, sizeof(name), "/lib/x%u-%d.so", pid, i);
+
+			tperf__mmap2(&r, pid, 0x400000 + 0x1000 * (uint64_t)i, 0x1000, 0,
+				     PROT_READ | PROT_EXEC, name, (size_t)len, NULL, 0, h + k, 0);
+			assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+		}
+		if (k % 4096 == 4095) {
+			assert_int_equal(guestsync__flush(g, h + k, &f->out), 0);
+			dp_words__reset(&f->out);
+		}
+	}
+	assert_int_equal(guestsync__flush(g, UINT64_MAX, &f->out), 0);
+	dp_words__reset(&f->out);
+}
+
+/*
+ * Issue 12: a hostile agent that announces processes and mappings without
+ * end (tests/guest/hostile-agent's mmaps phase) cannot make the recorder's
+ * memory grow with what it sends: past the guest's bounds on processes,
+ * maps and images (host/internal.h) a second flood as large as the first
+ * adds nothing. Before the bounds, 20 000 processes held 66 MB, and twice
+ * as many twice that.
+ */
+static void test_guest_tables_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct guestsync *g = guest_new(f, 5, "vmlinux", 0);
+	const struct sync_stats *st = guestsync__stats(g);
+	size_t m0, m1, m2;
+
+	assert_int_equal(guestsync__add_event_id(g, ID0, 0), 0);
+	m0 = mallinfo2().uordblks;
+	guest_mmap_flood(f, g, 1000, 80000);
+	m1 = mallinfo2().uordblks;
+	guest_mmap_flood(f, g, 200000, 80000);
+	m2 = mallinfo2().uordblks;
+	print_message("# 80 000 processes x 16 maps: %.1f MB held; 80 000 more: %+.1f MB; "
+		      "%llu refused\n",
+		      (double)(m1 - m0) / 1e6, ((double)m2 - (double)m1) / 1e6,
+		      (unsigned long long)st->tables_full);
+	assert_true(st->tables_full > 0);
+	assert_true(m1 - m0 < (size_t)128 << 20);
+	assert_true(m2 < m1 + ((size_t)1 << 20));
+	/* Samples of a process that was held still land on its maps. */
+	{
+		struct tperf_rec r;
+		uint64_t n0 = st->samples;
+
+		tperf__sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400010, 1000, 1000,
+			      2000000000ull, 0);
+		assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+		assert_int_equal(guestsync__flush(g, UINT64_MAX, &f->out), 0);
+		assert_int_equal(st->samples, n0 + 1);
+		assert_int_equal(st->no_task, 0);
+	}
+	guestsync__free(g);
+}
+
 static void test_guest_queue_bounded(void **state)
 {
 	struct fx *f = *state;
@@ -1307,6 +1378,7 @@ int main(void)
 		T(test_fork_copies_maps_exec_clears),
 		T(test_exit_drops_process),
 		T(test_task_hook),
+		T(test_guest_tables_bounded),
 		T(test_time_order_across_cpus),
 		T(test_time_once_per_ms),
 		T(test_kernel_and_modules),
