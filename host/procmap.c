@@ -259,7 +259,7 @@ int proc__add_map(struct hs_proc *proc, uint64_t start, uint64_t end, uint64_t p
 		has_right = true;
 	}
 	need = proc->nmaps - (j - i) + 1 + has_left + has_right;
-	if (need > HS_MAPS_MAX)
+	if (need > (proc->owner->max_proc_maps ? proc->owner->max_proc_maps : HS_MAPS_MAX))
 		return -E2BIG;
 	if (proc->owner->max_maps && need > proc->nmaps &&
 	    proc->owner->maps + (need - proc->nmaps) > proc->owner->max_maps) {

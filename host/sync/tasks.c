@@ -32,6 +32,7 @@ int sync_tasks__init(struct sync_tasks *t, uint64_t id_base, bool foreign, sync_
 		t->images.max = HS_GUEST_IMAGES_MAX;
 		t->procs.max = HS_GUEST_PROCS_MAX;
 		t->procs.max_maps = HS_GUEST_MAPS_MAX;
+		t->procs.max_proc_maps = HS_GUEST_PROC_MAPS_MAX;
 	}
 	return r;
 }

@@ -692,6 +692,45 @@ static void test_guest_tables_bounded(void **state)
 	guestsync__free(g);
 }
 
+/*
+ * One guest process holds at most HS_GUEST_PROC_MAPS_MAX (8192) executable
+ * maps: each new one moves those above it, so the bound is what bounds the
+ * cost of a record (maps sent at ever lower addresses, the worst order).
+ */
+static void test_guest_proc_maps_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct guestsync *g = guest_new(f, 5, "vmlinux", 0);
+	const struct sync_stats *st = guestsync__stats(g);
+	const uint64_t top = 0x7f0000000000ull;
+	struct tperf_rec r;
+	uint64_t bad0;
+
+	assert_int_equal(guestsync__add_event_id(g, ID0, 0), 0);
+	tperf__comm(&r, 77, 77, "many", false, 10);
+	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+	assert_int_equal(guestsync__flush(g, 10, &f->out), 0);
+	bad0 = st->bad_records;
+	for (uint64_t i = 0; i < 10000; i++) {
+		tperf__mmap2(&r, 77, top - 0x2000 * i, 0x1000, 0, PROT_READ | PROT_EXEC, "/lib/m.so",
+			     9, NULL, 0, 20 + i, 0);
+		assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+	}
+	/* The first 8192 are kept: a sample in the lowest of them is placed. */
+	tperf__sample(&r, PERF_RECORD_MISC_USER, ID0, top - 0x2000 * 8191 + 0x10, 77, 77, 20000,
+		      0);
+	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
+	assert_int_equal(guestsync__flush(g, UINT64_MAX, &f->out), 0);
+	assert_int_equal(st->bad_records - bad0, 10000 - 8192);
+	{
+		char *got = fmt(&f->out);
+
+		assert_non_null(strstr(got, "/lib/m.so"));
+		free(got);
+	}
+	guestsync__free(g);
+}
+
 static void test_guest_queue_bounded(void **state)
 {
 	struct fx *f = *state;
@@ -1379,6 +1418,7 @@ int main(void)
 		T(test_exit_drops_process),
 		T(test_task_hook),
 		T(test_guest_tables_bounded),
+		T(test_guest_proc_maps_bounded),
 		T(test_time_order_across_cpus),
 		T(test_time_once_per_ms),
 		T(test_kernel_and_modules),
