@@ -474,9 +474,8 @@ static int process(struct sync *s, const struct sync_rec *r, struct dp_words *ou
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_FORK:
 		tell_task(s, d, blen, type);
-		return type == PERF_RECORD_COMM
-			       ? sync_tasks__comm(&s->tasks, d, blen, out)
-			       : sync_tasks__fork_exit(&s->tasks, d, blen, true);
+		return type == PERF_RECORD_COMM ? sync_tasks__comm(&s->tasks, d, blen, out)
+						: sync_tasks__fork_exit(&s->tasks, d, blen, true);
 	case PERF_RECORD_EXIT:
 		return sync_tasks__fork_exit(&s->tasks, d, blen, false);
 	case PERF_RECORD_LOST:

@@ -334,12 +334,12 @@ static void test_task_hook(void **state)
 	struct tperf_rec r;
 
 	hostsync__set_task_hook(f->hs, log_task, &l);
-	q_task(f, 1, PERF_RECORD_FORK, 31, 30, 31, 30, 1);  /* a new process */
-	q_task(f, 0, PERF_RECORD_FORK, 31, 31, 34, 31, 2);  /* a new thread of it */
-	q_comm(f, 0, 31, 34, "worker", false, 3);	    /* that thread's name */
-	q_comm(f, 1, 31, 31, "qemu-system-x86", true, 4); /* its exec */
-	q_comm(f, 0, 32, 32, "renamed", false, 5);	    /* a process renames itself */
-	q_comm(f, 0, 33, 35, "sh", true, 6);		    /* a thread's exec: the process's */
+	q_task(f, 1, PERF_RECORD_FORK, 31, 30, 31, 30, 1); /* a new process */
+	q_task(f, 0, PERF_RECORD_FORK, 31, 31, 34, 31, 2); /* a new thread of it */
+	q_comm(f, 0, 31, 34, "worker", false, 3);	   /* that thread's name */
+	q_comm(f, 1, 31, 31, "qemu-system-x86", true, 4);  /* its exec */
+	q_comm(f, 0, 32, 32, "renamed", false, 5);	   /* a process renames itself */
+	q_comm(f, 0, 33, 35, "sh", true, 6);		   /* a thread's exec: the process's */
 	q_task(f, 0, PERF_RECORD_EXIT, 31, 31, 31, 31, 7);
 	tperf__begin(&r, PERF_RECORD_LOST, 0);
 	tperf__put64(&r, ID0);
@@ -682,8 +682,8 @@ static void test_guest_tables_bounded(void **state)
 		struct tperf_rec r;
 		uint64_t n0 = st->samples;
 
-		tperf__sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400010, 1000, 1000,
-			      2000000000ull, 0);
+		tperf__sample(&r, PERF_RECORD_MISC_USER, ID0, 0x400010, 1000, 1000, 2000000000ull,
+			      0);
 		assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
 		assert_int_equal(guestsync__flush(g, UINT64_MAX, &f->out), 0);
 		assert_int_equal(st->samples, n0 + 1);
@@ -712,13 +712,12 @@ static void test_guest_proc_maps_bounded(void **state)
 	assert_int_equal(guestsync__flush(g, 10, &f->out), 0);
 	bad0 = st->bad_records;
 	for (uint64_t i = 0; i < 10000; i++) {
-		tperf__mmap2(&r, 77, top - 0x2000 * i, 0x1000, 0, PROT_READ | PROT_EXEC, "/lib/m.so",
-			     9, NULL, 0, 20 + i, 0);
+		tperf__mmap2(&r, 77, top - 0x2000 * i, 0x1000, 0, PROT_READ | PROT_EXEC,
+			     "/lib/m.so", 9, NULL, 0, 20 + i, 0);
 		assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
 	}
 	/* The first 8192 are kept: a sample in the lowest of them is placed. */
-	tperf__sample(&r, PERF_RECORD_MISC_USER, ID0, top - 0x2000 * 8191 + 0x10, 77, 77, 20000,
-		      0);
+	tperf__sample(&r, PERF_RECORD_MISC_USER, ID0, top - 0x2000 * 8191 + 0x10, 77, 77, 20000, 0);
 	assert_int_equal(guestsync__queue(g, 0, r.b, r.n), 0);
 	assert_int_equal(guestsync__flush(g, UINT64_MAX, &f->out), 0);
 	assert_int_equal(st->bad_records - bad0, 10000 - 8192);
