@@ -1059,9 +1059,6 @@ void rdomains__free(struct rdomains *rd)
 		return;
 	poller_stop(rd);
 	xen_stop(rd);
-	pthread_mutex_lock(&rd->mu);
-	tell_tasks(rd);
-	pthread_mutex_unlock(&rd->mu);
 	while (rd->xhead) {
 		struct xreading *x = rd->xhead;
 
