@@ -40,7 +40,7 @@ sleep 5
 python3 "$top_srcdir/bench/measure.py" rec.t "$(command -v domprof)" record -a \
 	--guest-sampling agent -F 1000 --duration "$secs" --session-dir s 2>rec.err ||
 	{ cat rec.err; exit 1; }
-tail -n 1 rec.err
+grep "samples written" rec.err || tail -n 1 rec.err
 
 python3 - "$many" s rec.t <<-\PY
 import glob, os, sys
