@@ -120,13 +120,18 @@ struct hs_proc *procs__find(struct hs_procs *p, uint32_t tgid)
 	return n ? dp_hnode_entry(n, struct hs_proc, node) : NULL;
 }
 
+static bool procs_full(const struct hs_procs *p)
+{
+	return p->max && dp_hashmap__count(&p->map) >= p->max;
+}
+
 struct hs_proc *procs__get(struct hs_procs *p, uint32_t tgid)
 {
 	struct hs_proc *proc = procs__find(p, tgid);
 
 	if (proc)
 		return proc;
-	if (p->max && dp_hashmap__count(&p->map) >= p->max) {
+	if (procs_full(p)) {
 		p->refused++;
 		return NULL;
 	}
@@ -144,7 +149,7 @@ struct hs_proc *procs__get(struct hs_procs *p, uint32_t tgid)
 
 int procs__get_err(const struct hs_procs *p)
 {
-	return p->max && dp_hashmap__count(&p->map) >= p->max ? -EBADMSG : -ENOMEM;
+	return procs_full(p) ? -EBADMSG : -ENOMEM;
 }
 
 void procs__drop(struct hs_procs *p, uint32_t tgid)

@@ -472,12 +472,13 @@ static int process(struct sync *s, const struct sync_rec *r, struct dp_words *ou
 	case PERF_RECORD_MMAP2:
 		return sync_tasks__mmap(&s->tasks, d, blen, type == PERF_RECORD_MMAP2, out);
 	case PERF_RECORD_COMM:
+		tell_task(s, d, blen, type);
+		return sync_tasks__comm(&s->tasks, d, blen, out);
 	case PERF_RECORD_FORK:
 		tell_task(s, d, blen, type);
-		return type == PERF_RECORD_COMM ? sync_tasks__comm(&s->tasks, d, blen, out)
-						: sync_tasks__fork_exit(&s->tasks, d, blen, true);
+		/* fallthrough */
 	case PERF_RECORD_EXIT:
-		return sync_tasks__fork_exit(&s->tasks, d, blen, false);
+		return sync_tasks__fork_exit(&s->tasks, d, blen, type == PERF_RECORD_FORK);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
 	case PERF_RECORD_THROTTLE:
