@@ -127,6 +127,19 @@ static void q_task(struct fx *f, int cpu, uint32_t type, uint32_t pid, uint32_t 
 	q(f, cpu, &r);
 }
 
+/* A PERF_RECORD_LOST of n records of event id, at time on record cpu rcpu. */
+static void q_lost(struct fx *f, int cpu, uint64_t id, uint64_t n, uint64_t time, uint32_t rcpu)
+{
+	struct tperf_rec r;
+
+	tperf__begin(&r, PERF_RECORD_LOST, 0);
+	tperf__put64(&r, id);
+	tperf__put64(&r, n);
+	tperf__trailer(&r, 0, 0, time, rcpu);
+	tperf__finish(&r);
+	q(f, cpu, &r);
+}
+
 /* Render words as "CODE a b c str;" items, "S off ev;" for samples. */
 static char *fmt(const struct dp_words *w)
 {
@@ -331,7 +344,6 @@ static void test_task_hook(void **state)
 	static const uint32_t want[] = {31, 31, 32, 33, 0};
 	struct task_log l = {.n = 0};
 	struct fx *f = *state;
-	struct tperf_rec r;
 
 	hostsync__set_task_hook(f->hs, log_task, &l);
 	q_task(f, 1, PERF_RECORD_FORK, 31, 30, 31, 30, 1); /* a new process */
@@ -341,12 +353,7 @@ static void test_task_hook(void **state)
 	q_comm(f, 0, 32, 32, "renamed", false, 5);	   /* a process renames itself */
 	q_comm(f, 0, 33, 35, "sh", true, 6);		   /* a thread's exec: the process's */
 	q_task(f, 0, PERF_RECORD_EXIT, 31, 31, 31, 31, 7);
-	tperf__begin(&r, PERF_RECORD_LOST, 0);
-	tperf__put64(&r, ID0);
-	tperf__put64(&r, 2);
-	tperf__trailer(&r, 0, 0, 8, 1);
-	tperf__finish(&r);
-	q(f, 1, &r);
+	q_lost(f, 1, ID0, 2, 8, 1);
 	assert_int_equal(hostsync__flush(f->hs, UINT64_MAX, &f->out), 0);
 	assert_int_equal(l.n, sizeof(want) / sizeof(want[0]));
 	for (unsigned i = 0; i < l.n; i++)
@@ -455,12 +462,7 @@ static void test_lost_throttle_guest(void **state)
 	struct fx *f = *state;
 	struct tperf_rec r;
 
-	tperf__begin(&r, PERF_RECORD_LOST, 0);
-	tperf__put64(&r, ID0);
-	tperf__put64(&r, 17);
-	tperf__trailer(&r, 0, 0, 5, 1);
-	tperf__finish(&r);
-	q(f, 1, &r);
+	q_lost(f, 1, ID0, 17, 5, 1);
 	tperf__begin(&r, PERF_RECORD_LOST_SAMPLES, 0);
 	tperf__put64(&r, 3);
 	tperf__trailer(&r, 0, 0, 6, 0);
