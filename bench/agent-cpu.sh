@@ -37,29 +37,14 @@ measure() {
 	shift 2
 	dp_record "$label.err" -a --duration "$secs" --session-dir "$label" "$@" >/dev/null ||
 		{ cat "$label.err"; return 1; }
-	python3 - console.times "$label/meta/session" "$label" "$target" <<-\PY
-	import sys
-	sess = dict(l.strip().split("=", 1) for l in open(sys.argv[2]) if "=" in l)
-	start, end = int(sess["start_ns"]), int(sess["end_ns"])
-	pts = []
-	for l in open(sys.argv[1]):
-	    f = l.split()
-	    # HOSTNS domprof-guest: agent cpu PID UTIME STIME HZ RUN_NS UPTIME
-	    if len(f) == 10 and f[1:4] == ["domprof-guest:", "agent", "cpu"]:
-	        t = int(f[0])
-	        if start + 10e9 <= t <= end:
-	            pts.append((int(f[4]), int(f[5]) + int(f[6]), int(f[7]), int(f[8]), float(f[9])))
-	if len(pts) < 2 or pts[-1][4] - pts[0][4] < 25 or pts[0][0] != pts[-1][0]:
-	    sys.exit("%s: not enough agent stats in the window (%d); agent restarted?" % (sys.argv[3], len(pts)))
-	a, b = pts[0], pts[-1]
-	wall = b[4] - a[4]
-	run = 100.0 * (b[3] - a[3]) / 1e9 / wall
-	ticks = 100.0 * (b[1] - a[1]) / a[2] / wall
-	target = float(sys.argv[4])
-	print("%-34s %5.2f %% of one vCPU (schedstat), %5.2f %% (utime+stime) over %.1f s; target <= %g %%: %s"
-	      % (sys.argv[3], run, ticks, wall, target, "ok" if run <= target else "MISSED"))
-	sys.exit(0 if run <= target else 1)
-	PY
+	stats=$(python3 "$top_srcdir/bench/agent-stats.py" console.times "$label" 25 2>&1) ||
+		{ echo "$label: $stats"; return 1; }
+	set -- $stats
+	awk -v l="$label" -v run="$1" -v ticks="$2" -v wall="$3" -v t="$target" 'BEGIN {
+		printf "%-34s %5.2f %% of one vCPU (schedstat), %5.2f %% (utime+stime) over %.1f s; target <= %g %%: %s\n",
+			l, run, ticks, wall, t, run <= t ? "ok" : "MISSED"
+		exit !(run <= t)
+	}'
 }
 
 rc=0

@@ -5,7 +5,7 @@
 # `record -a --guest-sampling agent -F 1000` for ${BENCH_SECONDS:-40} s.
 # Printed: the recorder's CPU (user + system, bench/measure.py) per sample
 # and the samples of each domain, and each agent's CPU as % of its vCPU
-# (agentctl stat, the first 10 s left out as in bench/agent-cpu.sh).
+# (bench/agent-stats.py: agentctl stat, the first 10 s left out).
 # Not a test and never in `make check`: it prints numbers.
 #
 #   top_srcdir=... top_builddir=... sh bench/agents-many.sh   (or make bench-agents-many)
@@ -55,22 +55,17 @@ samples = int(st.get("samples", "0"))
 doms = sorted(glob.glob(os.path.join(sess_dir, "domains/*/")))
 print("%d guests, %.1f s: recorder %.3f s CPU for %d samples: %.2f us a sample; %d domains"
       % (n, (end - start) / 1e9, cpu, samples, cpu / samples * 1e6 if samples else 0, len(doms)))
-worst = 0.0
-for i in range(1, n + 1):
-    pts = []
-    for l in open("console%d.times" % i):
-        f = l.split()
-        if len(f) == 10 and f[1:4] == ["domprof-guest:", "agent", "cpu"]:
-            t = int(f[0])
-            if start + 10e9 <= t <= end:
-                pts.append((int(f[4]), int(f[5]) + int(f[6]), int(f[7]), int(f[8]), float(f[9])))
-    if len(pts) < 2 or pts[0][0] != pts[-1][0]:
-        print("  guest %d: not enough agent stats in the window (%d)" % (i, len(pts)))
-        continue
-    a, b = pts[0], pts[-1]
-    w = b[4] - a[4]
-    run = 100.0 * (b[3] - a[3]) / 1e9 / w
-    worst = max(worst, run)
-    print("  guest %d: agent %.2f %% of its vCPU (schedstat) over %.1f s" % (i, run, w))
-print("agents: at most %.2f %% of a vCPU" % worst)
 PY
+worst=0
+gi=1
+while [ $gi -le "$many" ]; do
+	if stats=$(python3 "$top_srcdir/bench/agent-stats.py" "console$gi.times" s 2>&1); then
+		set -- $stats
+		echo "  guest $gi: agent $1 % of its vCPU (schedstat) over $3 s"
+		worst=$(awk -v a="$worst" -v b="$1" 'BEGIN { print (b > a ? b : a) }')
+	else
+		echo "  guest $gi: $stats"
+	fi
+	gi=$((gi + 1))
+done
+echo "agents: at most $worst % of a vCPU"

@@ -8,7 +8,7 @@ AGENT_TESTS = \
 	tests/t/t2240-agent-processes.sh
 TESTS += $(AGENT_TESTS)
 EXTRA_DIST += $(AGENT_TESTS) tests/t/lib-agent.sh tests/helper/stream-agent.py bench/agent-cpu.sh \
-	bench/agents-many.sh
+	bench/agents-many.sh bench/agent-stats.py
 
 # The agent's CPU use in a guest (bench/agent-cpu.sh; never in `make check`).
 bench-agent: cli/domprof guest/domprof-agent tests/guest/busy tests/guest/gsplit-a \
