@@ -48,6 +48,28 @@
 /* A rotation that could not start its session is tried again this soon. */
 #define ROTATE_RETRY_NS (1000000000ull)
 
+/* Where a pass of the loop spends its time, for the summary's longest pass. */
+enum rphase {
+	PHASE_WAIT,
+	PHASE_RINGS,
+	PHASE_DOMAINS,
+	PHASE_TCG,
+	PHASE_ROTATE,
+	PHASE_SYNC,
+	PHASE_AGENTS,
+	PHASE_WRITE,
+	PHASE_META,
+	PHASE_N
+};
+
+static const char *const phase_names[PHASE_N] = {
+	[PHASE_WAIT] = "waiting for samples",	   [PHASE_RINGS] = "reading the rings",
+	[PHASE_DOMAINS] = "following the domains", [PHASE_TCG] = "reading TCG plugins",
+	[PHASE_ROTATE] = "rotating the session",   [PHASE_SYNC] = "placing samples",
+	[PHASE_AGENTS] = "reading guest agents",   [PHASE_WRITE] = "writing the session",
+	[PHASE_META] = "writing metadata",
+};
+
 struct record {
 	struct record_opts opts;
 	int lock_fd;
@@ -74,6 +96,10 @@ struct record {
 	uint64_t closed_samples, closed_dropped; /* of the sessions closed */
 	uint64_t sessions, rotate_failures, removed;
 	bool disk_noticed; /* the open session's disk error was said */
+	/* This pass of the loop, and the longest one so far. */
+	uint64_t pass_start, pass_mark, pass_ns[PHASE_N];
+	uint64_t stall_ns, stall_at, stall_phase_ns;
+	enum rphase stall_phase;
 };
 
 static int fail(char *errbuf, size_t errlen, int r, const char *fmt, ...)
@@ -112,6 +138,37 @@ static void notice(struct record *r, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	r->opts.on_notice(buf, r->opts.cb_arg);
+}
+
+static void phase_end(struct record *r, enum rphase p)
+{
+	uint64_t now = dp_now_ns();
+
+	r->pass_ns[p] += now - r->pass_mark;
+	r->pass_mark = now;
+}
+
+static void pass_begin(struct record *r)
+{
+	r->pass_start = r->pass_mark = dp_now_ns();
+	memset(r->pass_ns, 0, sizeof(r->pass_ns));
+}
+
+/* Keep the longest pass: a stall the user should hear of, and where it went. */
+static void pass_end(struct record *r)
+{
+	uint64_t len = dp_now_ns() - r->pass_start;
+	enum rphase top = PHASE_WAIT;
+
+	if (len <= r->stall_ns)
+		return;
+	for (int p = 0; p < PHASE_N; p++)
+		if (r->pass_ns[p] > r->pass_ns[top])
+			top = (enum rphase)p;
+	r->stall_ns = len;
+	r->stall_at = r->pass_start - r->start_ns;
+	r->stall_phase = top;
+	r->stall_phase_ns = r->pass_ns[top];
 }
 
 /*
@@ -482,6 +539,7 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 	ret = collector__drain(r->col, r->hs, &horizon);
 	if (ret < 0)
 		return fail(errbuf, errlen, ret, "reading the ring buffers: %s", strerror(-ret));
+	phase_end(r, PHASE_RINGS);
 	if (horizon_override) {
 		horizon = horizon_override;
 	} else if (r->rd) {
@@ -494,6 +552,7 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 				return fail(errbuf, errlen, ret, "finding domains: %s",
 					    strerror(-ret));
 			sched_filter(r);
+			phase_end(r, PHASE_DOMAINS);
 		}
 		if (horizon > now - DOMAIN_HOLD_NS)
 			horizon = now > DOMAIN_HOLD_NS ? now - DOMAIN_HOLD_NS : 0;
@@ -503,11 +562,13 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 		ret = rtcg__poll(r->tcg, dp_now_ns(), &r->out);
 		if (ret < 0)
 			return fail(errbuf, errlen, ret, "TCG plugins: %s", strerror(-ret));
+		phase_end(r, PHASE_TCG);
 	}
 	if (r->root && horizon_override != UINT64_MAX) {
 		ret = rotate_due(r, horizon, errbuf, errlen);
 		if (ret < 0)
 			return ret;
+		phase_end(r, PHASE_ROTATE);
 	}
 	/*
 	 * The host's flush first: the guest-mode samples it hands to an agent's
@@ -517,6 +578,7 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 	ret = hostsync__flush(r->hs, horizon, &r->out);
 	if (ret < 0)
 		return fail(errbuf, errlen, ret, "sync stage: %s", strerror(-ret));
+	phase_end(r, PHASE_SYNC);
 	if (r->rd && horizon_override == UINT64_MAX) {
 		ret = agents_catch_up(r);
 		if (ret < 0)
@@ -532,8 +594,11 @@ static int round_trip(struct record *r, uint64_t horizon_override, char *errbuf,
 			return fail(errbuf, errlen, ret, "guest agents: %s", strerror(-ret));
 		if (wrote)
 			hostsync__restate_context(r->hs);
+		phase_end(r, PHASE_AGENTS);
 	}
-	return push(r, errbuf, errlen);
+	ret = push(r, errbuf, errlen);
+	phase_end(r, PHASE_WRITE);
+	return ret;
 }
 
 /* Each event's EVENT_SCALE: how long it counted since the last one (the session's share). */
@@ -751,7 +816,10 @@ int record__run(struct record *r, volatile const int *stop, char *errbuf, size_t
 	errbuf[0] = '\0';
 	while (!*stop) {
 		uint64_t now;
-		bool child_done = collector__child_exited(r->col, &status) == 1;
+		bool child_done;
+
+		pass_begin(r);
+		child_done = collector__child_exited(r->col, &status) == 1;
 
 		if (!child_done) {
 			/*
@@ -766,6 +834,7 @@ int record__run(struct record *r, volatile const int *stop, char *errbuf, size_t
 				fail(errbuf, errlen, ret, "poll: %s", strerror(-ret));
 				break;
 			}
+			phase_end(r, PHASE_WAIT);
 		}
 		ret = round_trip(r, 0, errbuf, errlen);
 		if (ret < 0)
@@ -782,7 +851,9 @@ int record__run(struct record *r, volatile const int *stop, char *errbuf, size_t
 				ret = daemon__sync(r->daemon);
 			if (ret < 0 && (ret = push_error(r, ret, errbuf, errlen)) < 0)
 				break;
+			phase_end(r, PHASE_META);
 		}
+		pass_end(r);
 	}
 	if (ret >= 0) {
 		ret = finish(r, errbuf, errlen);
@@ -818,6 +889,12 @@ void record__summary(const struct record *r, struct record_summary *sum)
 	sum->sched_unknown = hs->sched_unknown;
 	sum->child_ran = collector__child_ran(r->col);
 	sum->child_status = r->child_status;
+	if (r->stall_ns >= RECORD_STALL_NOTE_NS) {
+		sum->stall_ns = r->stall_ns;
+		sum->stall_at_ns = r->stall_at;
+		sum->stall_phase = phase_names[r->stall_phase];
+		sum->stall_phase_ns = r->stall_phase_ns;
+	}
 }
 
 const char *record__session_dir(const struct record *r)

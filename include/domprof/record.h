@@ -98,7 +98,19 @@ struct record_summary {
 	uint64_t sessions;	   /* sessions written (1 without rotation) */
 	uint64_t rotate_failures;  /* rotations put off (the next session could not start) */
 	uint64_t sessions_removed; /* closed sessions removed by --keep / --max-disk */
+	/*
+	 * The longest pass of the recording loop, if it reached
+	 * RECORD_STALL_NOTE_NS: meanwhile nothing was read from the kernel's
+	 * rings and no domain was looked at.
+	 */
+	uint64_t stall_ns;	 /* 0: no pass that long */
+	uint64_t stall_at_ns;	 /* its start, since the recording's */
+	const char *stall_phase; /* what took most of it: "writing the session" */
+	uint64_t stall_phase_ns;
 };
+
+/* A pass of the loop this long is told in the summary. */
+#define RECORD_STALL_NOTE_NS (500 * 1000000ull)
 
 struct record;
 

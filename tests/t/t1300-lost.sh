@@ -46,4 +46,19 @@ test_expect_success 'the text report prints the same lost count' '
 test_expect_success 'the text report shows the throttled count too' '
 	grep -qiE "throttl" report.txt
 '
+
+# A loop that cannot read its rings (a stalled disk, no CPU) is where loss
+# comes from: the recorder says how long the longest pass was held and when.
+test_expect_success 'a recorder stopped 1.5 s says its loop was held, and when' '
+	domprof record -a --duration 4 --session-dir held 2>held.err &
+	rec=$! &&
+	sleep 1 && kill -STOP $rec && sleep 1.5 && kill -CONT $rec &&
+	wait $rec &&
+	cat held.err &&
+	line=$(grep "loop was held" held.err) &&
+	held=$(echo "$line" | sed -n "s/.*held \([0-9.]*\) s, \([0-9.]*\) s into.*/\1 \2/p") &&
+	echo "held, at: $held" &&
+	set -- $held &&
+	awk -v h="$1" -v at="$2" "BEGIN { exit !(h >= 1.4 && h < 3 && at >= 0.3 && at < 2) }"
+'
 test_done
