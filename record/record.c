@@ -39,6 +39,8 @@
  */
 #define DOMAIN_HOLD_NS (2 * 1000000000ull)
 #define DOMAIN_POLL_NS (250 * 1000000ull)
+/* Continuous mode: a held loop is told at most this often. */
+#define STALL_NOTICE_NS (60 * 1000000000ull)
 /*
  * At the end, how long the agents get to send the MARK that covers the last
  * samples handed to them (two of their 250 ms drains, and the way out of a
@@ -98,7 +100,7 @@ struct record {
 	bool disk_noticed; /* the open session's disk error was said */
 	/* This pass of the loop, and the longest one so far. */
 	uint64_t pass_start, pass_mark, pass_ns[PHASE_N];
-	uint64_t stall_ns, stall_at, stall_phase_ns;
+	uint64_t stall_ns, stall_at, stall_phase_ns, stall_noticed;
 	enum rphase stall_phase;
 };
 
@@ -154,17 +156,30 @@ static void pass_begin(struct record *r)
 	memset(r->pass_ns, 0, sizeof(r->pass_ns));
 }
 
-/* Keep the longest pass: a stall the user should hear of, and where it went. */
+/*
+ * Keep the longest pass: a stall the user should hear of, and where it went.
+ * A service (continuous mode) says each at once, at most one a minute: its
+ * summary may be days away.
+ */
 static void pass_end(struct record *r)
 {
-	uint64_t len = dp_now_ns() - r->pass_start;
+	uint64_t now = dp_now_ns(), len = now - r->pass_start;
 	enum rphase top = PHASE_WAIT;
 
-	if (len <= r->stall_ns)
+	if (len < RECORD_STALL_NOTE_NS)
 		return;
 	for (int p = 0; p < PHASE_N; p++)
 		if (r->pass_ns[p] > r->pass_ns[top])
 			top = (enum rphase)p;
+	if (r->opts.on_notice && (!r->stall_noticed || now - r->stall_noticed >= STALL_NOTICE_NS)) {
+		r->stall_noticed = now;
+		notice(r,
+		       "the recorder's loop was held %.2f s (%.2f s of it %s); nothing was read "
+		       "from the rings meanwhile",
+		       (double)len / 1e9, (double)r->pass_ns[top] / 1e9, phase_names[top]);
+	}
+	if (len <= r->stall_ns)
+		return;
 	r->stall_ns = len;
 	r->stall_at = r->pass_start - r->start_ns;
 	r->stall_phase = top;

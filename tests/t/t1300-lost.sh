@@ -61,4 +61,17 @@ test_expect_success 'a recorder stopped 1.5 s says its loop was held, and when' 
 	set -- $held &&
 	awk -v h="$1" -v at="$2" "BEGIN { exit !(h >= 1.4 && h < 3 && at >= 0.3 && at < 2) }"
 '
+
+# A service's summary may be days away: continuous mode says it at once.
+test_expect_success 'with --rotate the held loop is said while the recording goes on' '
+	domprof record -a --domains none --rotate 1 --duration 5 --session-dir root \
+		2>rot.err &
+	rec=$! &&
+	sleep 1 && kill -STOP $rec && sleep 1.5 && kill -CONT $rec &&
+	sleep 0.5 && cp rot.err rot.early &&
+	wait $rec &&
+	cat rot.err &&
+	grep "loop was held" rot.early | grep -v "into the recording" | grep -q "of it" &&
+	grep -q "loop was held .* into the recording" rot.err
+'
 test_done
