@@ -2,7 +2,11 @@
 /* The word stream's context switches (host/sync/context.h). */
 #include "config.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "domprof/mem.h"
 
 #include "domprof/records.h"
 #include "host/sync/context.h"
@@ -16,6 +20,15 @@ void sync_ctx__init(struct sync_ctx *c)
 	c->cur_dom = DP_DOMAIN_HOST;
 }
 
+void sync_ctx__fini(struct sync_ctx *c)
+{
+	if (!c)
+		return;
+	free(c->pend);
+	c->pend = NULL;
+	c->npend = c->cappend = 0;
+}
+
 void sync_ctx__restate(struct sync_ctx *c)
 {
 	c->have_cpu = c->have_task = c->have_image = c->have_time = c->have_dom = false;
@@ -23,8 +36,10 @@ void sync_ctx__restate(struct sync_ctx *c)
 
 int sync_ctx__domain(struct sync_ctx *c, uint32_t dom, struct dp_words *out)
 {
-	int ret;
+	int ret = sync_ctx__flush(c, out);
 
+	if (ret < 0)
+		return ret;
 	if (c->have_dom && c->cur_dom == dom)
 		return 0;
 	ret = dp_emit__domain_switch(out, dom);
@@ -89,8 +104,8 @@ static int emit_context(struct sync_ctx *c, const struct hs_images *images,
 	return 0;
 }
 
-int sync_ctx__sample(struct sync_ctx *c, const struct hs_images *images, const struct sync_place *p,
-		     struct dp_words *out)
+static int emit_one(struct sync_ctx *c, const struct hs_images *images, const struct sync_place *p,
+		    struct dp_words *out)
 {
 	int ret = emit_context(c, images, p, out);
 
@@ -102,6 +117,66 @@ int sync_ctx__sample(struct sync_ctx *c, const struct hs_images *images, const s
 			return ret;
 	}
 	return dp_words__sample(out, p->offset == DP_ESCAPE ? 0 : p->offset, p->event);
+}
+
+static int pend_cmp(const void *a, const void *b, void *arg)
+{
+	const struct sync_place *x = a, *y = b;
+	const struct sync_ctx *c = arg;
+	uint64_t kx = c->have_cpu && x->cpu == c->cur_cpu ? 0 : (uint64_t)x->cpu + 1;
+	uint64_t ky = c->have_cpu && y->cpu == c->cur_cpu ? 0 : (uint64_t)y->cpu + 1;
+
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+int sync_ctx__flush(struct sync_ctx *c, struct dp_words *out)
+{
+	size_t n = c->npend, done = 0;
+	uint64_t t0;
+	int ret = 0;
+
+	if (!n)
+		return 0;
+	c->npend = 0;
+	/*
+	 * By CPU, the current one first, each in time order. The millisecond's
+	 * first time is the first one's: a TIME, when one is due, stands for
+	 * the millisecond as it always has, and never goes back.
+	 */
+	t0 = c->pend[0].time;
+	qsort_r(c->pend, n, sizeof(*c->pend), pend_cmp, c);
+	while (done < n && ret >= 0) {
+		struct sync_place p = c->pend[done];
+
+		if (!done++)
+			p.time = t0;
+		if (c->have_time && p.time < c->last_time)
+			p.time = c->last_time;
+		ret = emit_one(c, c->pend_images, &p, out);
+	}
+	return ret;
+}
+
+int sync_ctx__sample(struct sync_ctx *c, const struct hs_images *images, const struct sync_place *p,
+		     struct dp_words *out)
+{
+	int ret;
+
+	if (c->npend && (images != c->pend_images || p->time < c->pend[0].time ||
+			 p->time >= c->pend[0].time + NS_PER_MS)) {
+		ret = sync_ctx__flush(c, out);
+		if (ret < 0)
+			return ret;
+	}
+	if (dp_ensure(c->pend, c->cappend, c->npend + 1) < 0) {
+		ret = sync_ctx__flush(c, out);
+		return ret < 0 ? ret : emit_one(c, images, p, out);
+	}
+	c->pend_images = images;
+	c->pend[c->npend++] = *p;
+	return 0;
 }
 
 int sync_ctx__comm(struct sync_ctx *c, uint32_t dom, uint32_t tgid, uint32_t tid, const char *comm,
@@ -131,7 +206,11 @@ static int drop(uint64_t kind, uint64_t *count, struct dp_words *out)
 
 int sync_ctx__drops(struct sync_ctx *c, struct dp_words *out)
 {
-	int r = drop(DP_DROP_NO_TASK, &c->pend_no_task, out);
+	int r = sync_ctx__flush(c, out);
+
+	if (r < 0)
+		return r;
+	r = drop(DP_DROP_NO_TASK, &c->pend_no_task, out);
 
 	return r < 0 ? r : drop(DP_DROP_BAD_RECORD, &c->pend_bad, out);
 }

@@ -23,6 +23,14 @@ struct sync_ctx {
 	uint64_t last_time;
 	/* Drops not yet reported in a DROPPED record. */
 	uint64_t pend_no_task, pend_bad;
+	/*
+	 * Samples of the millisecond since pend[0]'s time, written at its end
+	 * grouped by CPU: in time order the CPUs' samples interleave and nearly
+	 * each would need a CPU_SWITCH and a TASK_SWITCH of its own.
+	 */
+	struct sync_place *pend;
+	size_t npend, cappend;
+	const struct hs_images *pend_images;
 };
 
 /* Where a sample goes: the context its words set, and the sample word. */
@@ -39,6 +47,10 @@ struct sync_place {
 
 /* A word stream starts in the host domain. */
 void sync_ctx__init(struct sync_ctx *c);
+/* Frees what init and the samples took (the pending samples are lost: flush first). */
+void sync_ctx__fini(struct sync_ctx *c);
+/* Write the pending samples. Every other writer into the stream calls it first. */
+int sync_ctx__flush(struct sync_ctx *c, struct dp_words *out);
 /* Another producer wrote into the stream: every switch is needed again. */
 void sync_ctx__restate(struct sync_ctx *c);
 /* DOMAIN_SWITCH to dom unless it is current. */
@@ -46,7 +58,9 @@ int sync_ctx__domain(struct sync_ctx *c, uint32_t dom, struct dp_words *out);
 /*
  * The switches p needs (TIME at most once per millisecond of advance), the
  * IMAGE_DEFs of p->app and p->img when first used, then its STACK if it has
- * one and the sample (an offset of DP_ESCAPE is written as 0).
+ * one and the sample (an offset of DP_ESCAPE is written as 0): at the end of
+ * p's millisecond, with the others of that millisecond grouped by CPU, or at
+ * the next sync_ctx__flush.
  */
 int sync_ctx__sample(struct sync_ctx *c, const struct hs_images *images, const struct sync_place *p,
 		     struct dp_words *out);

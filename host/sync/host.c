@@ -442,10 +442,13 @@ int hostsync__passive_decide(struct hostsync *hs, uint32_t domain, bool final, s
 			     char *errbuf, size_t errlen)
 {
 	struct hs_passive *e = sync_passive__find(&hs->passive, domain);
+	int r;
 
 	if (errlen)
 		errbuf[0] = '\0';
 	if (!e)
 		return -ENOENT;
-	return sync_passive__try(&hs->s, e, final, out, errbuf, errlen);
+	r = sync_passive__try(&hs->s, e, final, out, errbuf, errlen);
+	/* Another producer may write next: nothing of ours left pending. */
+	return r < 0 ? r : sync_ctx__flush(&hs->s.ctx, out);
 }

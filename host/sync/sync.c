@@ -60,6 +60,7 @@ void sync__fini(struct sync *s)
 	sync_queue__fini(&s->queue);
 	sync_ids__fini(&s->ids);
 	sync_tasks__fini(&s->tasks);
+	sync_ctx__fini(&s->ctx);
 }
 
 static bool type_wanted(const struct sync *s, uint32_t type)

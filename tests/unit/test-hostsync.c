@@ -1366,8 +1366,16 @@ static void test_assisted_handoff(void **state)
 	got = fmt(&f->out);
 	assert_string_equal(
 		got,
+		/*
+		 * All in one millisecond: written by vCPU, 0 first, each in time
+		 * order; the TIME is the millisecond's first (1500).
+		 * 2600: the plugin's sample of vCPU 0.
+		 */
+		"CPU_SWITCH 0; TIME 0x5dc; "
+		"IMAGE_DEF 0x100000003 0x1 0 0 0 0 0 0 0 '/usr/bin/other'; "
+		"TASK_SWITCH 0x32 0x33 0x100000003; IMAGE_SWITCH 0x100000003 0x4; S 0x40 0; "
 		/* 1500 and 1600 (the kernel): gapp, as the IN record at 1000 says. */
-		"CPU_SWITCH 0x1; TIME 0x5dc; "
+		"CPU_SWITCH 0x1; "
 		"IMAGE_DEF 0x100000002 0x1 0 0 0 0 0 0 0 '/usr/bin/gapp'; "
 		"TASK_SWITCH 0x28 0x29 0x100000002; IMAGE_SWITCH 0x100000002 0x4; S 0x10 0; "
 		"IMAGE_DEF 0x100000001 0x2 0 0 0 0 0 0xffffffff81000000 0xffffffff81001000 "
@@ -1376,15 +1384,11 @@ static void test_assisted_handoff(void **state)
 		"TASK_SWITCH 0 0 0; IMAGE_DEF 0x100000004 0x6 0 0 0 0 0 0 0 '[guest-user]'; "
 		"IMAGE_SWITCH 0x100000004 0x4; S 0x400018 0; "
 		/* 2500: other, as the OUT record at 2000 named it; then vCPU 1, unknown. */
-		"IMAGE_DEF 0x100000003 0x1 0 0 0 0 0 0 0 '/usr/bin/other'; "
 		"TASK_SWITCH 0x32 0x33 0x100000003; IMAGE_SWITCH 0x100000003 0x4; S 0x20 0; "
 		"TASK_SWITCH 0 0 0; IMAGE_SWITCH 0x100000004 0x4; S 0x400030 0; "
-		/* 2600: the plugin's sample of vCPU 0. */
-		"CPU_SWITCH 0; TASK_SWITCH 0x32 0x33 0x100000003; "
-		"IMAGE_SWITCH 0x100000003 0x4; S 0x40 0; "
 		/* 2635: other's, past the kernel thread; 2636: the kernel thread's. */
-		"CPU_SWITCH 0x1; S 0x48 0; TASK_SWITCH 0x3c 0x3c 0x100000001; "
-		"IMAGE_SWITCH 0x100000001 0x3; S 0x120 1; "
+		"TASK_SWITCH 0x32 0x33 0x100000003; IMAGE_SWITCH 0x100000003 0x4; S 0x48 0; "
+		"TASK_SWITCH 0x3c 0x3c 0x100000001; IMAGE_SWITCH 0x100000001 0x3; S 0x120 1; "
 		/* 2700: no vCPU; 2895: past the MARK. */
 		"TASK_SWITCH 0 0 0; IMAGE_SWITCH 0x100000004 0x4; "
 		"S 0x400060 0; S 0x400050 0; ");

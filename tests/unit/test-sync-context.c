@@ -63,6 +63,7 @@ static void test_switches_only_when_changed(void **state)
 	p.img = k;
 	p.offset = 0x10;
 	assert_int_equal(sync_ctx__sample(&c, &images, &p, &out), 0);
+	assert_int_equal(sync_ctx__flush(&c, &out), 0);
 	/* The stream starts in the host domain: no DOMAIN_SWITCH for it. */
 	expect(&out, "CPU_SWITCH 0x1; TIME 0x4c4b40; TASK_SWITCH 0x7 0x8 0; "
 		     "IMAGE_DEF 0x101 0x2 0; IMAGE_SWITCH 0x101 0x1; S 0x10 0; ");
@@ -70,6 +71,7 @@ static void test_switches_only_when_changed(void **state)
 	p.time += 999999;
 	p.offset = DP_ESCAPE; /* written as 0 */
 	assert_int_equal(sync_ctx__sample(&c, &images, &p, &out), 0);
+	assert_int_equal(sync_ctx__flush(&c, &out), 0);
 	expect(&out, "S 0 0; ");
 	/* A millisecond on, another image and domain. */
 	p.time += 1;
@@ -78,11 +80,13 @@ static void test_switches_only_when_changed(void **state)
 	p.event = 2;
 	p.offset = 0;
 	assert_int_equal(sync_ctx__sample(&c, &images, &p, &out), 0);
+	assert_int_equal(sync_ctx__flush(&c, &out), 0);
 	expect(&out, "TIME 0x5b8d80; DOMAIN_SWITCH 0x3; IMAGE_DEF 0x102 0x5 0; "
 		     "IMAGE_SWITCH 0x102 0x1; S 0 2; ");
 	/* Another producer wrote: everything again, images already defined. */
 	sync_ctx__restate(&c);
 	assert_int_equal(sync_ctx__sample(&c, &images, &p, &out), 0);
+	assert_int_equal(sync_ctx__flush(&c, &out), 0);
 	expect(&out, "CPU_SWITCH 0x1; TIME 0x5b8d80; DOMAIN_SWITCH 0x3; TASK_SWITCH 0x7 0x8 0; "
 		     "IMAGE_SWITCH 0x102 0x1; S 0 2; ");
 	/* A COMM goes under its task's domain. */
@@ -96,6 +100,58 @@ static void test_switches_only_when_changed(void **state)
 	assert_int_equal(sync_ctx__drops(&c, &out), 0);
 	assert_int_equal(sync_ctx__drops(&c, &out), 0);
 	expect(&out, "DROPPED 0x2 0x2; DROPPED 0x1 0x1; ");
+	sync_ctx__fini(&c);
+	dp_words__fini(&out);
+	images__fini(&images);
+}
+
+/*
+ * A millisecond's samples are written at its end grouped by CPU, the
+ * current CPU first, each CPU's in time order; the TIME is the
+ * millisecond's first. Any other writer (COMM, DROPPED) writes them first.
+ */
+static void test_grouped_by_cpu(void **state)
+{
+	struct hs_images images;
+	struct sync_ctx c;
+	struct dp_words out;
+	struct hs_image *k;
+	struct sync_place p = {.tgid = 7, .tid = 8, .mode = 1, .offset = 0};
+	static const struct {
+		uint32_t cpu, tid;
+		uint64_t time;
+	} in[] = {{0, 8, 10000000}, {1, 9, 10000100}, {0, 8, 10000200},
+		  {1, 9, 10000300}, {0, 8, 10000400}, {1, 9, 10999999}};
+
+	(void)state;
+	images__init(&images);
+	images.id_base = 0x100;
+	dp_words__init(&out);
+	sync_ctx__init(&c);
+	k = images__special(&images, DP_IMAGE_KERNEL, "vmlinux", 0x1000, 0x2000);
+	assert_non_null(k);
+	p.img = k;
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		p.cpu = in[i].cpu;
+		p.tid = in[i].tid;
+		p.time = in[i].time;
+		p.offset = i;
+		assert_int_equal(sync_ctx__sample(&c, &images, &p, &out), 0);
+	}
+	/* Nothing until the millisecond is over. */
+	expect(&out, "");
+	/* A sample a millisecond on writes the first millisecond's, then waits itself. */
+	p.cpu = 1;
+	p.time = 11000000;
+	p.offset = 0x77;
+	assert_int_equal(sync_ctx__sample(&c, &images, &p, &out), 0);
+	expect(&out, "CPU_SWITCH 0; TIME 0x989680; TASK_SWITCH 0x7 0x8 0; IMAGE_DEF 0x101 0x2 0; "
+		     "IMAGE_SWITCH 0x101 0x1; S 0 0; S 0x2 0; S 0x4 0; "
+		     "CPU_SWITCH 0x1; TASK_SWITCH 0x7 0x9 0; S 0x1 0; S 0x3 0; S 0x5 0; ");
+	/* A COMM writes what waits first; the current CPU (1) comes first next time. */
+	assert_int_equal(sync_ctx__comm(&c, 0, 9, 9, "x", 1, &out), 0);
+	expect(&out, "TIME 0xa7d8c0; S 0x77 0; COMM 0x9 0x9 0x1; ");
+	sync_ctx__fini(&c);
 	dp_words__fini(&out);
 	images__fini(&images);
 }
@@ -104,6 +160,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_switches_only_when_changed),
+		cmocka_unit_test(test_grouped_by_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
