@@ -583,9 +583,8 @@ static void print_summary(const struct record_summary *s, const char *dir)
 		       s->sched_unknown);
 	/* The kernel's rings fill meanwhile: the user should know why samples were lost. */
 	if (s->stall_ns)
-		errmsg("the recorder's loop was held %.2f s, %.2f s into the recording (%.2f s of "
-		       "it "
-		       "%s); nothing was read from the rings meanwhile\n",
+		errmsg("the recorder's loop was held %.2f s, %.2f s into the recording "
+		       "(%.2f s of it %s); nothing was read from the rings meanwhile\n",
 		       (double)s->stall_ns / 1e9, (double)s->stall_at_ns / 1e9,
 		       (double)s->stall_phase_ns / 1e9, s->stall_phase);
 }
