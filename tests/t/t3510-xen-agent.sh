@@ -5,10 +5,10 @@
 # contract's org.domprof.agent.0, socket /run/domprof-xen/NAME.agent), and
 # the domU's 50/30/20 workload (gsplit-a) comes out within +-3 points; with
 # call stacks (-g), gcallgraph's beside it as in t2230 (gcg_leaf through
-# gcg_a 66.7 %, through gcg_b 33.3 %). At 1 kHz for 40 s: with stacks at the
-# default 4 kHz, or over 20 s, the nested channel's throughput (a 256 KiB
-# window per ACK round trip, doc/xen.md) did not bring both binaries by
-# build-id before the end.
+# gcg_a 66.7 %, through gcg_b 33.3 %). At 1 kHz for 40 s from the domU's
+# first samples: with stacks at the default 4 kHz, or over 20 s, the nested
+# channel's throughput (a 256 KiB window per ACK round trip, doc/xen.md) did
+# not bring both binaries by build-id before the end.
 # Without domprof's Xen support (no libxen-dev at configure) the Xen host
 # still boots and `record -a` in dom0 still works (the host domain only); the
 # checks of the domU's profile skip with that reason.
@@ -30,6 +30,9 @@ xen_domu_config $dom --agent --run "/bin/gsplit-a & /bin/gcallgraph" >$dom.cfg |
 	echo "domprof=$top_builddir/cli/domprof"
 	echo "dom=$dom"
 	echo "settle=${AGENT_SETTLE:-15}"
+	# The domain store's names of the two guest binaries (xx/rest of the build-id).
+	echo "bid_a=$(build_id "$top_builddir/tests/guest/gsplit-a" | sed 's|^..|&/|')"
+	echo "bid_g=$(build_id "$top_builddir/tests/guest/gcallgraph" | sed 's|^..|&/|')"
 	xen_dom0_lib
 	cat <<-\EOF
 	mkdir -p /run/domprof-xen
@@ -43,8 +46,32 @@ xen_domu_config $dom --agent --run "/bin/gsplit-a & /bin/gcallgraph" >$dom.cfg |
 	sleep $settle
 	xl list >xl-list.txt
 	stamp record
-	"$domprof" record -a --guest-sampling agent -g -F 1000 --duration 40 --session-dir s \
-		>record.out 2>record.err
+	# The guest's kallsyms cross the channel before any of its samples, then
+	# its binaries by build-id, at what the nested channel gives: about
+	# 35 KB/s once a CPU is busy beside the machine (1.4 MB of kallsyms in
+	# 40 s, and no guest sample), more than ten times that on a quiet one.
+	# So record until both binaries are in the domain store, then 40 s more;
+	# at most 400 s in all.
+	"$domprof" record -a --guest-sampling agent -g -F 1000 --duration 400 --session-dir s \
+		>record.out 2>record.err &
+	rec=$!
+	n=0
+	seen=
+	while [ $n -lt 350 ] && kill -0 $rec 2>/dev/null; do
+		if [ -z "$seen" ] &&
+			find "s/domains/$dom/samples" -path "*gsplit-a*" -type f 2>/dev/null | grep -q .; then
+			seen=1
+			stamp guest-samples
+		fi
+		[ -f "s/domains/$dom/root/.build-id/$bid_a" ] &&
+			[ -f "s/domains/$dom/root/.build-id/$bid_g" ] && break
+		sleep 1
+		n=$((n + 1))
+	done
+	stamp binaries
+	sleep 40
+	kill -INT $rec 2>/dev/null
+	wait $rec
 	echo $? >record.rc
 	ls -l core.* 2>/dev/null
 	stamp recorded
