@@ -277,34 +277,19 @@ static int ksym_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* meta/ of a domain: "meta/NAME" for the host, "domains/D/meta/NAME" for the others. */
-static int domain_meta_path(struct daemon *d, uint32_t slot, const char *name, char *out,
-			    size_t cap)
-{
-	int r;
-
-	if (slot == 0) {
-		snprintf(out, cap, "meta/%s", name);
-		return 0;
-	}
-	snprintf(out, cap, "%s/meta", daemon__domain_dir(d, slot));
-	r = session__mkdirs(d->dirfd, out);
-	if (r < 0)
-		return r;
-	snprintf(out, cap, "%s/meta/%s", daemon__domain_dir(d, slot), name);
-	return 0;
-}
-
-/* meta file name of the slot's tree from b; b is released either way. */
+/*
+ * meta file name of the slot's tree from b ("meta/NAME" for the host,
+ * "domains/D/meta/NAME" for the others, made when missing); b is released
+ * either way.
+ */
 int dmeta__write_slot_file(struct daemon *d, uint32_t slot, const char *name, struct dp_strbuf *b)
 {
 	char path[512];
-	int r = domain_meta_path(d, slot, name, path, sizeof(path));
 
-	if (r < 0) {
-		dp_strbuf__release(b);
-		return r;
-	}
+	if (slot == 0)
+		snprintf(path, sizeof(path), "meta/%s", name);
+	else
+		snprintf(path, sizeof(path), "%s/meta/%s", daemon__domain_dir(d, slot), name);
 	return sb_write(b, d->dirfd, path);
 }
 

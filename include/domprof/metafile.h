@@ -24,6 +24,9 @@ int meta__split(char *line, char **fields, int max);
 /*
  * Replace relpath beneath dirfd with data: written to a temporary file beside
  * it and renamed into place, so a reader sees the old or the new file whole.
+ * Missing directories of relpath are made (session__mkdirs). -errno: as
+ * session__openat for a path that leaves dirfd or crosses a symlink, or of
+ * the write.
  */
 int meta__write_file(int dirfd, const char *relpath, const char *data, size_t len);
 /* Read relpath beneath dirfd, at most max bytes (-EFBIG past that); *data is NUL-terminated, free() it. */
