@@ -123,8 +123,9 @@ int meta__write_file(int dirfd, const char *relpath, const char *data, size_t le
 	 * Everything below is relative to the parent, so the rename stays in one
 	 * directory. Nearly every write rewrites a file whose directory is there:
 	 * the directories are made only when the open says one is missing (a
-	 * mkdir and an open per level each time were a tenth of an import with
-	 * 64 domains, whose metadata is rewritten at every sync).
+	 * mkdir, an open and a close per level each time were 92 000 of the
+	 * 420 000 system calls of an import with 64 domains, whose metadata is
+	 * rewritten at every sync).
 	 */
 	pfd = session__openat(dirfd, dir, O_PATH | O_DIRECTORY, 0);
 	if (pfd == -ENOENT && dlen) {
