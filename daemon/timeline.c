@@ -478,17 +478,24 @@ void timeline__schedstat(struct daemon *d, uint32_t slot, uint32_t vcpu, uint64_
 	span = end - off;
 	do {
 		uint64_t i = (off == end && off) ? (end - 1) / tl->bucket_ns : off / tl->bucket_ns;
-		uint64_t bend = (i + 1) * tl->bucket_ns;
-		uint64_t part = (bend < end ? bend : end) - off;
-		bool last = off + part >= end;
-		uint64_t w = last ? wait_left : share(wait_ns, part, span);
-		uint64_t r = last ? run_left : share(run_ns, part, span);
 		struct tlbucket *b = bucket_get(s, i, &err);
+		uint64_t bend, part, w, r;
+		bool last;
 
+		/*
+		 * First: within the bound (i < 2^18, bucket_ns <= 60 s) the bucket's
+		 * end cannot overflow. Past it, a reading stamped near 2^64 ns made
+		 * it wrap, and a share of an empty span divided by zero (fuzz-daemon).
+		 */
 		if (!b) {
 			tl->past_bound++;
 			return;
 		}
+		bend = (i + 1) * tl->bucket_ns;
+		part = (bend < end ? bend : end) - off;
+		last = off + part >= end;
+		w = last ? wait_left : share(wait_ns, part, span);
+		r = last ? run_left : share(run_ns, part, span);
 		b->sched_wait = dp_sat_add(b->sched_wait, w);
 		b->sched_run = dp_sat_add(b->sched_run, r);
 		wait_left -= w;

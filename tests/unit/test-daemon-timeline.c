@@ -239,6 +239,31 @@ static void test_samples_per_bucket(void **state_)
 	assert_int_equal(stat_of(f, "timeline_past_bound"), 0);
 }
 
+/*
+ * A schedstat reading stamped near 2^64 ns lies past the timeline's bound:
+ * counted, nothing kept. Its bucket's end used to wrap and the share of an
+ * empty span divide by zero (fuzz-daemon, UBSan).
+ */
+static void test_schedstat_far_future(void **state_)
+{
+	struct tdsession *f = *state_;
+	struct daemon_stats st;
+	char *t;
+
+	/* Buckets of 60 s (the most): 2^64 - 1 is 33.7 s past the last whole one. */
+	assert_int_equal(dp_emit__timeline(&f->b, 60000 * MS, 0), 0);
+	assert_int_equal(dp_emit__vcpu_wait(&f->b, 1, 0, 901, UINT64_MAX - 1, 7 * MS, 90 * MS), 0);
+	assert_int_equal(dp_emit__vcpu_wait(&f->b, 1, 0, 902, UINT64_MAX - BK, 7 * MS, 90 * MS), 0);
+	assert_int_equal(dp_emit__vcpu_wait(&f->b, 1, 0, 903, T0 + 150 * MS, 7 * MS, 90 * MS), 0);
+	st = tdsession__run(f);
+	assert_int_equal(st.bad_records, 0);
+	assert_int_equal(stat_of(f, "timeline_past_bound"), 2);
+	t = read_text(f, "domains/vm1/meta/timeline");
+	assert_line(t, "b\t0\t0\t0\t0\t7000000\t90000000");
+	assert_int_equal(count_prefix(t, "b\t"), 1);
+	free(t);
+}
+
 /* Each bad record is counted under its code and leaves the file as it was. */
 static void test_bad_records_counted(void **state_)
 {
@@ -350,6 +375,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slices_split_at_buckets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_charges_per_antagonist, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_samples_per_bucket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_schedstat_far_future, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_antagonists_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pieces_same_file, setup, teardown),
