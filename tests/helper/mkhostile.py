@@ -132,12 +132,28 @@ def guest_files(ndomains, nfiles, size):
     return bytes(out)
 
 
+def vcpu_wait_far():
+    # A schedstat reading stamped 2^64 - 2 ns, with 60 s buckets: the
+    # bucket's end wrapped and the daemon divided by zero (SIGFPE).
+    out = bytearray(b"DPEVBUF\0" + struct.pack("<Q", 1))
+    out += rec(1, [1, 1000, 1, 1])  # SESSION: version 1, timer mode
+    out += rec(9, [0, 1, 0, 0, 4000, 0, 3 | 4], b"cpu-clock")  # EVENT_DEF
+    out += rec(4, [1, 1, 1, 0], b"g1")  # DOMAIN_DEF
+    out += rec(27, [60000 * 1000000, 0])  # TIMELINE
+    out += rec(20, [1, 0, 901, (1 << 64) - 2, 7000000, 90000000])  # VCPU_WAIT
+    out += rec(20, [1, 0, 902, 1000 + 150000000, 7000000, 90000000])
+    out += rec(16, [2000])  # END
+    return bytes(out)
+
+
 def main(argv):
     kind, out = argv[1], argv[2]
     if kind == "shared-ids":
         data = shared_ids(int(argv[3]), int(argv[4]))
     elif kind == "guest-files":
         data = guest_files(int(argv[3]), int(argv[4]), int(argv[5]))
+    elif kind == "vcpu-wait-far":
+        data = vcpu_wait_far()
     elif kind == "forks":
         data = forks(int(argv[3]), int(argv[4]))
     else:
