@@ -69,9 +69,9 @@ struct link {
 	uint64_t bytes_out;
 	/* A transport without back-pressure (link__set_window()); 0: none. */
 	size_t window;
-	size_t inflight;	/* bytes of the frames in (acked, sent_seq] */
-	uint64_t last_rx_ns;	/* the last host frame; 0: none on this fd */
-	uint64_t host_returns;	/* host frames after a silence that rewound the stream */
+	size_t inflight;       /* bytes of the frames in (acked, sent_seq] */
+	uint64_t last_rx_ns;   /* the last host frame; 0: none on this fd */
+	uint64_t host_returns; /* host frames after a silence that rewound the stream */
 };
 
 /* What the caller handles itself; ACK and PING are handled inside. */

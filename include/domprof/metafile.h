@@ -29,7 +29,10 @@ int meta__split(char *line, char **fields, int max);
  * the write.
  */
 int meta__write_file(int dirfd, const char *relpath, const char *data, size_t len);
-/* Read relpath beneath dirfd, at most max bytes (-EFBIG past that); *data is NUL-terminated, free() it. */
+/*
+ * Read relpath beneath dirfd, at most max bytes (-EFBIG past that); *data is
+ * NUL-terminated, free() it.
+ */
 int meta__read_file(int dirfd, const char *relpath, size_t max, char **data, size_t *len);
 
 #endif

@@ -13,12 +13,12 @@
 
 #include <stdint.h>
 
-#define ODB_HEADER_SIZE 72
-#define ODB_DESCR_SIZE	32
-#define ODB_NODE_SIZE	16
-#define ODB_FIRST_SIZE	128
-#define ODB_VERSION	0x13
-#define ODB_CPU_TIMER	4  /* OProfile op_cpu: timer interrupt */
+#define ODB_HEADER_SIZE	     72
+#define ODB_DESCR_SIZE	     32
+#define ODB_NODE_SIZE	     16
+#define ODB_FIRST_SIZE	     128
+#define ODB_VERSION	     0x13
+#define ODB_CPU_TIMER	     4 /* OProfile op_cpu: timer interrupt */
 #define ODB_CPU_ARCH_PERFMON 41
 
 struct odb_header {

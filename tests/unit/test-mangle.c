@@ -56,7 +56,8 @@ static const struct {
 	 "{root}/relative/x/{dep}/{root}/relative/x/" TAIL},
 	{__LINE__, DP_IMAGE_FILE, S("/\xc3\xa9t\xc3\xa9"), SEP_NONE, 0, NULL, 0,
 	 "{root}/\xc3\xa9t\xc3\xa9/{dep}/{root}/\xc3\xa9t\xc3\xa9/" TAIL},
-	/* the host kernel is proc/kallsyms (as opreport reads it), a guest kernel its own name; modules are one component */
+	/* the host kernel is proc/kallsyms (as opreport reads it), a guest kernel its own
+	 * name; modules are one component */
 	{__LINE__, DP_IMAGE_KERNEL, S("[kernel.kallsyms]"), SEP_NONE, 0, NULL, 0,
 	 "{kern}/proc/kallsyms/{dep}/{kern}/proc/kallsyms/" TAIL},
 	{__LINE__, DP_IMAGE_KERNEL, S(""), SEP_NONE, 0, NULL, 0,
