@@ -156,7 +156,8 @@ static int write_oprofile_stats(struct daemon *d)
 	_Static_assert(sizeof(names) / sizeof(names[0]) == sizeof(v) / sizeof(v[0]),
 		       "one name per OProfile stats file");
 	if ((v[1] || v[2] || v[3] || v[4]) && memcmp(v, d->ostats, sizeof(v))) {
-		r = session__mkdirs(d->dirfd, "samples/current/stats");
+		/* meta__write_file makes samples/current/stats when it is missing. */
+		r = 0;
 		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]) && r == 0; i++) {
 			char num[24];
 			int n = snprintf(num, sizeof(num), "%" PRIu64, v[i]);

@@ -128,12 +128,8 @@ int meta__write_file(int dirfd, const char *relpath, const char *data, size_t le
 	 * rewritten at every sync).
 	 */
 	pfd = session__openat(dirfd, dir, O_PATH | O_DIRECTORY, 0);
-	if (pfd == -ENOENT && dlen) {
-		r = session__mkdirs(dirfd, dir);
-		if (r < 0)
-			return r;
-		pfd = session__openat(dirfd, dir, O_PATH | O_DIRECTORY, 0);
-	}
+	if (pfd == -ENOENT && dlen)
+		pfd = session__make_dir(dirfd, dir);
 	if (pfd < 0)
 		return pfd;
 	fd = session__create_file(pfd, tmp, O_WRONLY | O_TRUNC, 0644);

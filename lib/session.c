@@ -162,6 +162,57 @@ out_close:
 	return r;
 }
 
+/*
+ * A new sample file's or metadata file's directory shares all but its last
+ * few components with one made before (OProfile's tree is a dozen deep): the
+ * deepest existing one is found by bisection, as existence is monotone along
+ * the path, and only the rest is made, rather than a mkdir and an open of
+ * every component from the session's root.
+ */
+int session__make_dir(int dirfd, const char *dir)
+{
+	size_t ends[64], n = 0, lo = 0, hi;
+	char buf[PATH_MAX];
+	const char *rest;
+	int base = -1, fd, r;
+
+	for (const char *p = dir; *p; p++)
+		if (*p == '/' && n < sizeof(ends) / sizeof(ends[0]) - 1)
+			ends[n++] = (size_t)(p - dir);
+	ends[n++] = strlen(dir);
+	/* Prefix k (1..n) is dir[0, ends[k - 1]); prefix n is missing, prefix 0 is dirfd. */
+	hi = n;
+	memcpy(buf, dir, ends[n - 1] + 1);
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		char c = buf[ends[mid - 1]];
+
+		buf[ends[mid - 1]] = '\0';
+		fd = session__openat(dirfd, buf, O_PATH | O_DIRECTORY, 0);
+		buf[ends[mid - 1]] = c;
+		if (fd == -ENOENT) {
+			hi = mid;
+			continue;
+		}
+		if (fd < 0) {
+			r = fd;
+			goto out;
+		}
+		if (base >= 0)
+			close(base);
+		base = fd;
+		lo = mid;
+	}
+	rest = lo ? dir + ends[lo - 1] + 1 : dir;
+	r = session__mkdirs(base >= 0 ? base : dirfd, rest);
+	if (r == 0)
+		r = session__openat(base >= 0 ? base : dirfd, rest, O_PATH | O_DIRECTORY, 0);
+out:
+	if (base >= 0)
+		close(base);
+	return r;
+}
+
 int session__create_file(int dirfd, const char *relpath, int flags, mode_t mode)
 {
 	const char *slash;

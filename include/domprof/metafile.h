@@ -24,7 +24,7 @@ int meta__split(char *line, char **fields, int max);
 /*
  * Replace relpath beneath dirfd with data: written to a temporary file beside
  * it and renamed into place, so a reader sees the old or the new file whole.
- * Missing directories of relpath are made (session__mkdirs). -errno: as
+ * Missing directories of relpath are made (session__make_dir). -errno: as
  * session__openat for a path that leaves dirfd or crosses a symlink, or of
  * the write.
  */

@@ -44,6 +44,12 @@ int session__open_regular(int dirfd, const char *relpath, struct stat *st);
 /* mkdir -p beneath dirfd (mode 0700), each component checked by openat2. */
 int session__mkdirs(int dirfd, const char *relpath);
 /*
+ * dir beneath dirfd, known not to exist (an open said -ENOENT), made (mode
+ * 0700) and opened O_PATH | O_DIRECTORY: the fd, or -errno as
+ * session__mkdirs and session__openat.
+ */
+int session__make_dir(int dirfd, const char *dir);
+/*
  * Remove name beneath dirfd (AT_FDCWD: a path) and everything under it,
  * never following a symlink; best effort: it goes on past what cannot be
  * removed and returns 0 or the first -errno (-ELOOP past 2048 levels).
